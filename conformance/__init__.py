@@ -1,0 +1,1 @@
+"""A neutral harness: runs scenario vectors and fixtures against any adapter."""

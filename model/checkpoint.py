@@ -1,0 +1,107 @@
+"""Checkpoint schedule and contents; retention (CHECKPOINT.*, RETENTION.*)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from deltaspec.model.actions import Action, Commit, Metadata
+from deltaspec.model.snapshot import Snapshot, replay
+
+DAY_MS = 24 * 60 * 60 * 1000
+_UNITS_MS = {
+    "microsecond": 0.001,
+    "millisecond": 1,
+    "second": 1000,
+    "minute": 60_000,
+    "hour": 3_600_000,
+    "day": DAY_MS,
+    "week": 7 * DAY_MS,
+}
+DEFAULT_CHECKPOINT_INTERVAL = 10
+DEFAULT_TOMBSTONE_RETENTION = "interval 1 week"
+DEFAULT_LOG_RETENTION = "interval 30 days"
+
+
+def interval_ms(text: str) -> int:
+    """Read a Delta interval property such as ``interval 1 week`` or ``30 days``."""
+    match = re.fullmatch(r"\s*(?:interval\s+)?(\d+)\s+([a-z]+?)s?\s*", text.lower())
+    if match is None or match.group(2) not in _UNITS_MS:
+        raise ValueError(f"not an interval: {text!r}")
+    return int(int(match.group(1)) * _UNITS_MS[match.group(2)])
+
+
+def _property(metadata: Metadata | None, key: str, default: str | None) -> str | None:
+    return default if metadata is None else metadata.property(key, default)
+
+
+def checkpoint_interval(metadata: Metadata | None) -> int:
+    return int(_property(metadata, "delta.checkpointInterval", None) or DEFAULT_CHECKPOINT_INTERVAL)
+
+
+def needs_checkpoint(version: int, metadata: Metadata | None) -> bool:
+    """CHECKPOINT.INTERVAL / CHECKPOINT.COMMITTED_VERSION: after committing ``version``,
+    checkpoint that version when it is a non-zero multiple of the interval."""
+    return version != 0 and version % checkpoint_interval(metadata) == 0
+
+
+def min_file_retention_timestamp(metadata: Metadata | None, now: int) -> int:
+    """RETENTION.TOMBSTONES: tombstones deleted at or before this time may be dropped."""
+    retention = _property(metadata, "delta.deletedFileRetentionDuration", None)
+    return now - interval_ms(retention or DEFAULT_TOMBSTONE_RETENTION)
+
+
+def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
+    """CHECKPOINT.CONTENTS: protocol, metadata, app txns (RETENTION.SET_TRANSACTION), live adds,
+    unexpired tombstones and live domain metadata; no commitInfo, no cdc."""
+    if snapshot.protocol is None or snapshot.metadata is None:
+        raise ValueError(f"version {snapshot.version} has no protocol or metadata")
+    keep_tombstones_after = min_file_retention_timestamp(snapshot.metadata, now)
+    txn_retention = _property(snapshot.metadata, "delta.setTransactionRetentionDuration", None)
+    txns = tuple(
+        t
+        for t in snapshot.app_txns.values()
+        if txn_retention is None
+        or t.last_updated is None
+        or t.last_updated > now - interval_ms(txn_retention)
+    )
+    tombstones = tuple(
+        r
+        for r in snapshot.tombstones.values()
+        if (r.deletion_timestamp or 0) > keep_tombstones_after
+    )
+    return (
+        snapshot.protocol,
+        snapshot.metadata,
+        *txns,
+        *snapshot.files.values(),
+        *tombstones,
+        *snapshot.domains.values(),
+    )
+
+
+def snapshot_from_checkpoint(
+    version: int, actions: Sequence[Action], later: Sequence[Commit]
+) -> Snapshot:
+    """CHECKPOINT.READ: a checkpoint's actions stand for versions 0..version; replay the rest."""
+    base = replay([Commit(version, tuple(actions))])
+    return replay(later, start=base)
+
+
+def expired_log_versions(
+    timestamps: Sequence[int], checkpoint_version: int, now: int, metadata: Metadata | None
+) -> tuple[int, ...]:
+    """RETENTION.LOG: commits that cleanup may delete after checkpointing ``checkpoint_version``.
+
+    Commit times are first made strictly increasing (a commit no later than its
+    predecessor counts as predecessor + 1 ms); the cutoff is ``now`` minus the
+    retention, truncated to the start of its UTC day; only versions before the
+    checkpoint are candidates.
+    """
+    retention = _property(metadata, "delta.logRetentionDuration", None)
+    cutoff = now - interval_ms(retention or DEFAULT_LOG_RETENTION)
+    cutoff -= cutoff % DAY_MS
+    adjusted: list[int] = []
+    for ts in timestamps:
+        adjusted.append(ts if not adjusted or ts > adjusted[-1] else adjusted[-1] + 1)
+    return tuple(v for v in range(min(checkpoint_version, len(adjusted))) if adjusted[v] <= cutoff)

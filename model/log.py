@@ -1,0 +1,61 @@
+"""The log: contiguous commits with put-if-absent (LOG.*)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deltaspec.model.actions import Action, Commit
+from deltaspec.model.snapshot import Snapshot, apply_commit
+
+
+def commit_file_name(version: int) -> str:
+    """LOG.COMMIT_FILE_NAME: ``_delta_log/`` + the version as 20 digits + ``.json``."""
+    if version < 0:
+        raise ValueError(f"negative version {version}")
+    return f"{version:020d}.json"
+
+
+@dataclass(frozen=True)
+class Log:
+    """Commits 0..latest (LOG.CONTIGUITY), with the snapshot after each one kept alongside."""
+
+    commits: tuple[Commit, ...] = ()
+    snapshots: tuple[Snapshot, ...] = ()
+    checkpoints: tuple[int, ...] = ()
+
+    @property
+    def latest_version(self) -> int:
+        """LOG.LISTING / LOG.NEW_TABLE: the highest version, -1 while no table exists."""
+        return len(self.commits) - 1
+
+    def snapshot(self, version: int | None = None) -> Snapshot | None:
+        """SNAPSHOT.TIME_TRAVEL: the state at ``version`` (default latest); None if absent."""
+        if version is None:
+            version = self.latest_version
+        if version == -1:
+            return Snapshot()
+        if not 0 <= version <= self.latest_version:
+            return None
+        return self.snapshots[version]
+
+    def put_if_absent(
+        self, version: int, actions: tuple[Action, ...], timestamp: int
+    ) -> Log | None:
+        """LOG.PUT_IF_ABSENT / LOG.ATOMIC_VISIBILITY: the whole commit lands, or None when
+        ``version`` exists already."""
+        if version <= self.latest_version:
+            return None
+        if version != self.latest_version + 1:
+            raise ValueError(f"version {version} would leave a gap after {self.latest_version}")
+        commit = Commit(version, actions, timestamp)
+        previous = self.snapshots[-1] if self.snapshots else Snapshot()
+        return Log(
+            commits=(*self.commits, commit),
+            snapshots=(*self.snapshots, apply_commit(previous, commit)),
+            checkpoints=self.checkpoints,
+        )
+
+    def with_checkpoint(self, version: int) -> Log:
+        if not 0 <= version <= self.latest_version:
+            raise ValueError(f"no version {version} to checkpoint")
+        return Log(self.commits, self.snapshots, tuple(sorted({*self.checkpoints, version})))

@@ -1,0 +1,204 @@
+"""Partition predicates (PREDICATE.*).
+
+A small typed expression language over partition columns, evaluated with SQL
+three-valued logic: ``evaluate`` returns True, False or None (unknown), and a
+file is selected only when the result is True (PREDICATE.NULLS).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from deltaspec.model.values import Value, read_value
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: Any
+
+
+@dataclass(frozen=True)
+class TrueExpr:
+    pass
+
+
+@dataclass(frozen=True)
+class FalseExpr:
+    pass
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str
+    column: str
+    literal: Literal
+
+
+@dataclass(frozen=True)
+class In:
+    column: str
+    literals: tuple[Literal, ...]
+
+
+@dataclass(frozen=True)
+class IsNull:
+    column: str
+
+
+@dataclass(frozen=True)
+class IsNotNull:
+    column: str
+
+
+@dataclass(frozen=True)
+class Not:
+    child: Predicate
+
+
+@dataclass(frozen=True)
+class And:
+    children: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    children: tuple[Predicate, ...]
+
+
+Predicate = TrueExpr | FalseExpr | Compare | In | IsNull | IsNotNull | Not | And | Or
+TRUE = TrueExpr()
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+class PredicateError(ValueError):
+    """A predicate that is not well formed."""
+
+
+def parse(form: Sequence[Any]) -> Predicate:
+    """Read the prefix form of spec/scenarios.md (PREDICATE.LANGUAGE)."""
+    if not form:
+        raise PredicateError("empty predicate")
+    head, *args = form
+    if head == "true":
+        return TRUE
+    if head == "false":
+        return FalseExpr()
+    if head in {"and", "or"}:
+        children = tuple(parse(arg) for arg in args)
+        return And(children) if head == "and" else Or(children)
+    if head == "not" and len(args) == 1:
+        return Not(parse(args[0]))
+    if head in COMPARISONS and len(args) == 2:
+        return Compare(head, str(args[0]), Literal(args[1]))
+    if head == "in" and len(args) == 2 and isinstance(args[1], list):
+        return In(str(args[0]), tuple(Literal(v) for v in args[1]))
+    if head == "is_null" and len(args) == 1:
+        return IsNull(str(args[0]))
+    if head == "is_not_null" and len(args) == 1:
+        return IsNotNull(str(args[0]))
+    raise PredicateError(f"not a predicate: {form!r}")
+
+
+def columns(predicate: Predicate) -> frozenset[str]:
+    match predicate:
+        case Compare(column=c) | In(column=c) | IsNull(column=c) | IsNotNull(column=c):
+            return frozenset({c})
+        case Not(child=child):
+            return columns(child)
+        case And(children=cs) | Or(children=cs):
+            return frozenset().union(*(columns(c) for c in cs))
+    return frozenset()
+
+
+def conjuncts(predicate: Predicate) -> tuple[Predicate, ...]:
+    if isinstance(predicate, And):
+        return tuple(c for child in predicate.children for c in conjuncts(child))
+    return (predicate,)
+
+
+def conjunction(parts: Iterable[Predicate]) -> Predicate:
+    items = tuple(p for p in parts if not isinstance(p, TrueExpr))
+    if not items:
+        return TRUE
+    return items[0] if len(items) == 1 else And(items)
+
+
+def partition_only(filters: Iterable[Predicate], partition_columns: Iterable[str]) -> Predicate:
+    """PREDICATE.PARTITION_ONLY: AND of the conjuncts that mention partition columns only.
+
+    A conjunct that mentions any other column is a data predicate, ignored by
+    conflict detection: it contributes TRUE.
+    """
+    allowed = frozenset(partition_columns)
+    kept = [c for f in filters for c in conjuncts(f) if columns(c) <= allowed]
+    return conjunction(kept)
+
+
+def _and3(values: Iterable[bool | None]) -> bool | None:
+    result: bool | None = True
+    for value in values:
+        if value is False:
+            return False
+        if value is None:
+            result = None
+    return result
+
+
+def _or3(values: Iterable[bool | None]) -> bool | None:
+    result: bool | None = False
+    for value in values:
+        if value is True:
+            return True
+        if value is None:
+            result = None
+    return result
+
+
+def evaluate(
+    predicate: Predicate, row: Mapping[str, Value | None], types: Mapping[str, str]
+) -> bool | None:
+    """Three-valued evaluation over a typed row; literals are read in the column's type."""
+
+    def literal(column: str, lit: Literal) -> Value | None:
+        return read_value(lit.value, types.get(column, "string"))
+
+    match predicate:
+        case TrueExpr():
+            return True
+        case FalseExpr():
+            return False
+        case IsNull(column=c):
+            return row.get(c) is None
+        case IsNotNull(column=c):
+            return row.get(c) is not None
+        case Compare(op=op, column=c, literal=lit):
+            left, right = row.get(c), literal(c, lit)
+            if left is None or right is None:
+                return None
+            return COMPARISONS[op](left, right)
+        case In(column=c, literals=lits):
+            value = row.get(c)
+            if value is None:
+                return None
+            options = [literal(c, lit) for lit in lits]
+            if value in options:
+                return True
+            return None if None in options else False
+        case Not(child=child):
+            inner = evaluate(child, row, types)
+            return None if inner is None else not inner
+        case And(children=cs):
+            return _and3(evaluate(c, row, types) for c in cs)
+        case Or(children=cs):
+            return _or3(evaluate(c, row, types) for c in cs)
+    raise PredicateError(f"not a predicate: {predicate!r}")

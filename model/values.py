@@ -1,0 +1,82 @@
+"""Typed partition values (ACTION.PARTITION_VALUES, PREDICATE.TYPING).
+
+Partition values travel as strings (None for null, and the empty string means
+null too); conflict detection compares them typed by the partition schema.
+Timestamps without an explicit zone are read as UTC: the model has no session
+time zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from deltaspec.model.actions import Metadata
+
+Value = str | int | float | bool | dt.date | dt.datetime | decimal.Decimal | bytes
+INTEGRAL = {"byte", "short", "integer", "long"}
+FRACTIONAL = {"float", "double"}
+
+
+class PartitionValueError(ValueError):
+    """A partition value or literal that cannot be read in its column's type."""
+
+
+def partition_schema(metadata: Metadata) -> dict[str, str]:
+    """Partition column name -> Spark type name, in partition-column order."""
+    fields = {f["name"]: f["type"] for f in json.loads(metadata.schema_string)["fields"]}
+    return {name: _type_name(fields.get(name, "string")) for name in metadata.partition_columns}
+
+
+def _type_name(spark_type: Any) -> str:
+    return spark_type if isinstance(spark_type, str) else "struct"
+
+
+def _timestamp(text: str) -> dt.datetime:
+    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    return parsed
+
+
+def read_value(raw: Any, type_name: str) -> Value | None:
+    """Read a serialized partition value or a JSON literal in ``type_name``."""
+    if raw is None or raw == "":
+        return None
+    try:
+        if type_name == "string":
+            return str(raw)
+        if type_name in INTEGRAL:
+            if isinstance(raw, bool):
+                raise PartitionValueError(f"{raw!r} is not a {type_name}")
+            return int(raw)
+        if type_name in FRACTIONAL:
+            return float(raw)
+        if type_name.startswith("decimal"):
+            return decimal.Decimal(str(raw))
+        if type_name == "boolean":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).lower()
+            if text not in {"true", "false"}:
+                raise PartitionValueError(f"{raw!r} is not a boolean")
+            return text == "true"
+        if type_name == "date":
+            return dt.date.fromisoformat(str(raw))
+        if type_name in {"timestamp", "timestamp_ntz"}:
+            return _timestamp(str(raw))
+        if type_name == "binary":
+            return str(raw).encode("utf-8")
+    except (ValueError, decimal.InvalidOperation) as error:
+        raise PartitionValueError(f"{raw!r} is not a {type_name}: {error}") from error
+    raise PartitionValueError(f"unsupported partition column type {type_name!r}")
+
+
+def typed_row(
+    values: Mapping[str, str | None], schema: Mapping[str, str]
+) -> dict[str, Value | None]:
+    """A file's partition values typed by the partition schema; absent columns are null."""
+    return {name: read_value(values.get(name), type_name) for name, type_name in schema.items()}

@@ -1,0 +1,1 @@
+"""The written specification as package data: prose rules, data tables, scenario vectors."""

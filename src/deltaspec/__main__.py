@@ -1,0 +1,5 @@
+import sys
+
+from deltaspec.cli import main
+
+sys.exit(main())

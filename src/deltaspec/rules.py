@@ -1,0 +1,63 @@
+"""The rule catalogue, read from the headings of ``spec/*.md``.
+
+A rule is a level-3 heading ``### <ID> — <title>`` followed by a
+``Releases:`` line; the prose is the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)+) — (?P<title>.+)$")
+RULE_ID = re.compile(r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z][A-Z0-9_]*)+\b")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    releases: str
+    source: str
+
+
+class SpecError(ValueError):
+    """The spec's own files are malformed (a heading without Releases, a duplicate ID…)."""
+
+
+def spec_root() -> Traversable:
+    return resources.files("deltaspec.spec")
+
+
+def parse_rules(text: str, source: str) -> list[Rule]:
+    rules: list[Rule] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        match = HEADING.match(line)
+        if match is None:
+            if line.startswith("### ") and RULE_ID.match(line[4:]):
+                raise SpecError(f"{source}:{index + 1}: malformed rule heading {line!r}")
+            continue
+        following = next((rest for rest in lines[index + 1 :] if rest.strip()), "")
+        if not following.startswith("Releases:"):
+            raise SpecError(f"{source}:{index + 1}: rule {match['id']} has no Releases line")
+        releases = following.removeprefix("Releases:").strip()
+        rules.append(Rule(match["id"], match["title"].strip(), releases, source))
+    return rules
+
+
+def load_rules(root: Traversable | None = None) -> list[Rule]:
+    """Every rule in ``spec/*.md``, in file then heading order; IDs must be unique."""
+    root = root or spec_root()
+    rules: list[Rule] = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".md"):
+            rules.extend(parse_rules(entry.read_text(encoding="utf-8"), entry.name))
+    seen: set[str] = set()
+    for rule in rules:
+        if rule.id in seen:
+            raise SpecError(f"rule {rule.id} is defined twice")
+        seen.add(rule.id)
+    return rules

@@ -1,0 +1,53 @@
+"""Shared test configuration: Hypothesis profiles and the ``rules`` marker.
+
+``@pytest.mark.rules("LOG.PUT_IF_ABSENT", ...)`` says which spec rules a test
+checks; an unknown rule ID fails collection, and tests/test_spec.py fails
+when a rule is checked by no test and no scenario.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from deltaspec.rules import load_rules
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=200,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile(
+    "deep", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+RULE_IDS = frozenset(rule.id for rule in load_rules())
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rules(*ids): the spec rule IDs this test checks")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in item.iter_markers("rules"):
+            unknown = set(marker.args) - RULE_IDS
+            if unknown:
+                raise pytest.UsageError(f"{item.nodeid} cites unknown rules {sorted(unknown)}")
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    if not (FIXTURES / "MANIFEST.json").exists():
+        pytest.fail(f"delta-spark fixtures not found at {FIXTURES} (set DELTASPEC_FIXTURES)")
+    return FIXTURES
