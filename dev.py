@@ -67,6 +67,7 @@ def main(argv: list[str]) -> int:
         [str(BIN / "ruff"), "check", "."],
         [str(BIN / "ruff"), "format", "--check", "."],
         [str(BIN / "mypy"), "-p", "deltaspec"],
+        [str(BIN / "mypy"), "benchmarks"],
         [str(BIN / "pytest"), "-n", "auto", *rest],
     ]
     for step in steps:

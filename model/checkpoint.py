@@ -62,8 +62,7 @@ def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
         t
         for t in snapshot.app_txns.values()
         if txn_retention is None
-        or t.last_updated is None
-        or t.last_updated > now - interval_ms(txn_retention)
+        or (t.last_updated is not None and t.last_updated > now - interval_ms(txn_retention))
     )
     tombstones = tuple(
         r

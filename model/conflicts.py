@@ -31,7 +31,7 @@ from deltaspec.model.outcomes import Conflict, ConflictKind
 from deltaspec.model.predicates import evaluate
 from deltaspec.model.profiles import CheckOrder, Profile
 from deltaspec.model.transaction import PreparedCommit
-from deltaspec.model.values import partition_schema, typed_row
+from deltaspec.model.values import partition_row, partition_schema
 
 
 @dataclass(frozen=True)
@@ -263,10 +263,12 @@ def check_added_files(current: PreparedCommit, winner: WinningCommit, profile: P
     schema_source = (
         read_snapshot.metadata if profile.read_time_partition_schema else current.metadata
     )
-    schema = {} if schema_source is None else partition_schema(schema_source)
+    if schema_source is None:
+        return current
+    schema = partition_schema(schema_source)
     for predicate in reads.predicates:
         for add in candidates:
-            row = typed_row(as_dict(add.partition_values), schema)
+            row = partition_row(as_dict(add.partition_values), schema_source)
             if evaluate(predicate, row, schema) is True:
                 return conflict
     return current

@@ -22,7 +22,10 @@ def supported_features(protocol: Protocol) -> frozenset[str]:
     """Explicit features for table-features protocols, implied ones for legacy versions."""
     explicit = (protocol.reader_features or frozenset()) | (protocol.writer_features or frozenset())
     implied = frozenset(
-        name for version, name in _LEGACY_WRITER_FEATURES if protocol.min_writer_version >= version
+        name
+        for version, name in _LEGACY_WRITER_FEATURES
+        if protocol.min_writer_version >= version
+        and (name != "columnMapping" or protocol.min_reader_version >= 2)
     )
     if protocol.min_writer_version >= TABLE_FEATURES_WRITER:
         return explicit
@@ -38,9 +41,14 @@ def removes_features(new: Protocol, old: Protocol | None) -> bool:
     return old is not None and not supported_features(old) <= supported_features(new)
 
 
-def is_downgrade(new: Protocol, old: Protocol | None) -> bool:
-    """TXN.PROTOCOL_DOWNGRADE: lower reader or writer version than the table has."""
-    return old is not None and (
+def is_downgrade(new: Protocol, old: Protocol | None, by_features: bool) -> bool:
+    """TXN.PROTOCOL_DOWNGRADE: a lower reader or writer version than the table has, or (with
+    table features, v3.0.0+) a protocol that no longer supports every feature the table has."""
+    if old is None:
+        return False
+    if by_features:
+        return removes_features(new, old)
+    return (
         new.min_reader_version < old.min_reader_version
         or new.min_writer_version < old.min_writer_version
     )

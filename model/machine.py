@@ -76,7 +76,8 @@ def begin(
         raise StepError(f"writer {name!r} already began")
     snapshot = machine.log.snapshot(version)
     if snapshot is None:
-        return Rejected(ErrorKind.VERSION_NOT_FOUND)
+        missing_table = machine.log.latest_version == -1
+        return Rejected(ErrorKind.TABLE_NOT_FOUND if missing_table else ErrorKind.VERSION_NOT_FOUND)
     txn = Transaction(name, snapshot, operation, commit_if_needed=commit_if_needed)
     return machine._with(name, Writer(txn))
 
@@ -169,6 +170,14 @@ def commit(machine: Machine, name: str, now: int) -> Machine:
     while not machine.writer(name).done:
         machine = try_write(machine, name, now)
     return machine
+
+
+def retire(machine: Machine, name: str) -> Machine:
+    """Forget a finished writer, so that its name can begin again."""
+    if not machine.writer(name).done:
+        raise StepError(f"writer {name!r} has not finished")
+    writers = MappingProxyType({k: w for k, w in machine.writers.items() if k != name})
+    return replace(machine, writers=writers)
 
 
 def outcome(machine: Machine, name: str) -> Outcome:

@@ -134,14 +134,15 @@ def conjunction(parts: Iterable[Predicate]) -> Predicate:
 
 
 def partition_only(filters: Iterable[Predicate], partition_columns: Iterable[str]) -> Predicate:
-    """PREDICATE.PARTITION_ONLY: AND of the conjuncts that mention partition columns only.
+    """PREDICATE.PARTITION_ONLY: AND of the filters that mention partition columns only.
 
-    A conjunct that mentions any other column is a data predicate, ignored by
-    conflict detection: it contributes TRUE.
+    Each filter is classified whole, as the caller passed it (callers split
+    their conditions into conjuncts first; an unsplit ``p = 1 AND x > 5`` is one
+    filter). A filter that mentions any other column is a data predicate,
+    ignored by conflict detection: it contributes TRUE.
     """
     allowed = frozenset(partition_columns)
-    kept = [c for f in filters for c in conjuncts(f) if columns(c) <= allowed]
-    return conjunction(kept)
+    return conjunction(f for f in filters if columns(f) <= allowed)
 
 
 def _and3(values: Iterable[bool | None]) -> bool | None:

@@ -124,6 +124,11 @@ class Profile:
         return self.since(0, 7)
 
     @property
+    def protocol_downgrade_check(self) -> bool:
+        """TXN.PROTOCOL_DOWNGRADE: checked when committing since v0.8.0."""
+        return self.since(0, 8)
+
+    @property
     def set_transaction_dedup(self) -> bool:
         """TXN.SET_TRANSACTION_DEDUP."""
         return self.since(2, 1)

@@ -25,7 +25,7 @@ from deltaspec.model.outcomes import ErrorKind
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
 from deltaspec.model.profiles import Profile
 from deltaspec.model.snapshot import Snapshot
-from deltaspec.model.values import partition_schema, typed_row
+from deltaspec.model.values import partition_keys, partition_row, partition_schema
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
 CHANGES_DATA = frozenset(
@@ -85,11 +85,12 @@ def matching_files(snapshot: Snapshot, predicate: Predicate) -> tuple[AddFile, .
     """Live files whose partition values satisfy ``predicate`` (partition pruning only)."""
     if snapshot.metadata is None:
         return ()
-    schema = partition_schema(snapshot.metadata)
+    metadata = snapshot.metadata
+    schema = partition_schema(metadata)
     return tuple(
         f
         for f in snapshot.files.values()
-        if evaluate(predicate, typed_row(as_dict(f.partition_values), schema), schema) is True
+        if evaluate(predicate, partition_row(as_dict(f.partition_values), metadata), schema) is True
     )
 
 
@@ -221,10 +222,12 @@ def _validate(
         if not protocols:
             actions = (DEFAULT_PROTOCOL, *actions)
             protocols = [DEFAULT_PROTOCOL]
-    if any(features.is_downgrade(p, snapshot.protocol) for p in protocols):
-        return ErrorKind.PROTOCOL_DOWNGRADE
+    if profile.protocol_downgrade_check and txn.operation.name != "DROP FEATURE":
+        by_features = profile.feature_removal_conflicts
+        if any(features.is_downgrade(p, snapshot.protocol, by_features) for p in protocols):
+            return ErrorKind.PROTOCOL_DOWNGRADE
     metadata = metadatas[0] if metadatas else snapshot.metadata
-    partition_columns = set(metadata.partition_columns) if metadata else set()
+    partition_columns = set(partition_keys(metadata).values()) if metadata else set()
     if profile.commit_validation and any(
         isinstance(a, AddFile) and set(as_dict(a.partition_values)) != partition_columns
         for a in actions

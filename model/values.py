@@ -25,10 +25,33 @@ class PartitionValueError(ValueError):
     """A partition value or literal that cannot be read in its column's type."""
 
 
+def _fields(metadata: Metadata) -> dict[str, Any]:
+    return {f["name"]: f for f in json.loads(metadata.schema_string)["fields"]}
+
+
 def partition_schema(metadata: Metadata) -> dict[str, str]:
-    """Partition column name -> Spark type name, in partition-column order."""
-    fields = {f["name"]: f["type"] for f in json.loads(metadata.schema_string)["fields"]}
-    return {name: _type_name(fields.get(name, "string")) for name in metadata.partition_columns}
+    """Partition column (logical) name -> Spark type name, in partition-column order."""
+    fields = _fields(metadata)
+    return {
+        name: _type_name(fields.get(name, {}).get("type", "string"))
+        for name in metadata.partition_columns
+    }
+
+
+def partition_keys(metadata: Metadata) -> dict[str, str]:
+    """Partition column (logical) name -> its key in ``partitionValues``.
+
+    With column mapping (``delta.columnMapping.mode`` name or id) the key is the
+    column's physical name (ACTION.PARTITION_VALUES); otherwise the name itself.
+    """
+    mapped = metadata.property("delta.columnMapping.mode", "none") != "none"
+    fields = _fields(metadata)
+    keys = {}
+    for name in metadata.partition_columns:
+        field_metadata = fields.get(name, {}).get("metadata", {})
+        physical = field_metadata.get("delta.columnMapping.physicalName") if mapped else None
+        keys[name] = physical or name
+    return keys
 
 
 def _type_name(spark_type: Any) -> str:
@@ -80,3 +103,11 @@ def typed_row(
 ) -> dict[str, Value | None]:
     """A file's partition values typed by the partition schema; absent columns are null."""
     return {name: read_value(values.get(name), type_name) for name, type_name in schema.items()}
+
+
+def partition_row(values: Mapping[str, str | None], metadata: Metadata) -> dict[str, Value | None]:
+    """A file's partition values by logical column name, typed by the partition schema
+    (PREDICATE.TYPING), read through the physical keys under column mapping."""
+    keys = partition_keys(metadata)
+    physical = {name: values.get(key) for name, key in keys.items()}
+    return typed_row(physical, partition_schema(metadata))

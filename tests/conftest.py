@@ -31,7 +31,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 RULE_IDS = frozenset(rule.id for rule in load_rules())
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark"))
+FIXTURES = Path(
+    os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark")
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

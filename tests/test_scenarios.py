@@ -34,7 +34,9 @@ def test_one_of_accepts_any_listed_outcome() -> None:
     result = run(scenario)
     data = copy.deepcopy(scenario.data)
     writer = next(iter(data["expect"]))
-    data["expect"][writer] = {"one_of": [{"error": "METADATA_ABSENT"}, dict(result.outcomes[writer])]}
+    data["expect"][writer] = {
+        "one_of": [{"error": "METADATA_ABSENT"}, dict(result.outcomes[writer])]
+    }
     data["expect"][writer]["one_of"][1].pop("commit_info", None)
     data["expect"][writer]["one_of"][1].pop("winner", None)
     assert judge(Scenario(scenario.source, data), result).passed
