@@ -8,8 +8,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 import deltaspec
 
 REPO = Path(__file__).resolve().parent.parent
