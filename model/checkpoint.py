@@ -88,14 +88,20 @@ def snapshot_from_checkpoint(
 
 
 def expired_log_versions(
-    timestamps: Sequence[int], checkpoint_version: int, now: int, metadata: Metadata | None
+    timestamps: Sequence[int],
+    checkpoint_version: int,
+    now: int,
+    metadata: Metadata | None,
+    earlier_checkpoints: Sequence[int] = (),
 ) -> tuple[int, ...]:
     """RETENTION.LOG: commits that cleanup may delete after checkpointing ``checkpoint_version``.
 
     Commit times are first made strictly increasing (a commit no later than its
     predecessor counts as predecessor + 1 ms); the cutoff is ``now`` minus the
-    retention, truncated to the start of its UTC day; only versions before the
-    checkpoint are candidates.
+    retention, truncated to the start of its UTC day. Deletion goes by whole
+    segments so that the kept log starts at a checkpoint: everything before
+    checkpoint ``c`` goes when the commit right before ``c`` is expired, for the
+    latest such ``c`` among ``checkpoint_version`` and ``earlier_checkpoints``.
     """
     retention = _property(metadata, "delta.logRetentionDuration", None)
     cutoff = now - interval_ms(retention or DEFAULT_LOG_RETENTION)
@@ -103,4 +109,10 @@ def expired_log_versions(
     adjusted: list[int] = []
     for ts in timestamps:
         adjusted.append(ts if not adjusted or ts > adjusted[-1] else adjusted[-1] + 1)
-    return tuple(v for v in range(min(checkpoint_version, len(adjusted))) if adjusted[v] <= cutoff)
+    boundaries = {checkpoint_version, *earlier_checkpoints}
+    deletable = [
+        c
+        for c in boundaries
+        if 1 <= c <= min(checkpoint_version, len(adjusted)) and adjusted[c - 1] <= cutoff
+    ]
+    return tuple(range(max(deletable, default=0)))

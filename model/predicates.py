@@ -7,6 +7,7 @@ file is selected only when the result is True (PREDICATE.NULLS).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,14 +94,14 @@ def parse(form: Sequence[Any]) -> Predicate:
         return TRUE
     if head == "false":
         return FalseExpr()
-    if head in {"and", "or"}:
+    if head in {"and", "or"} and args:
         children = tuple(parse(arg) for arg in args)
         return And(children) if head == "and" else Or(children)
     if head == "not" and len(args) == 1:
         return Not(parse(args[0]))
     if head in COMPARISONS and len(args) == 2:
         return Compare(head, str(args[0]), Literal(args[1]))
-    if head == "in" and len(args) == 2 and isinstance(args[1], list):
+    if head == "in" and len(args) == 2 and isinstance(args[1], list) and args[1]:
         return In(str(args[0]), tuple(Literal(v) for v in args[1]))
     if head == "is_null" and len(args) == 1:
         return IsNull(str(args[0]))
@@ -165,6 +166,13 @@ def _or3(values: Iterable[bool | None]) -> bool | None:
     return result
 
 
+def _spark_order(value: Value) -> Any:
+    """Spark's total order on floating point: NaN equals NaN and sorts above every number."""
+    if isinstance(value, float):
+        return (1, 0.0) if math.isnan(value) else (0, value)
+    return value
+
+
 def evaluate(
     predicate: Predicate, row: Mapping[str, Value | None], types: Mapping[str, str]
 ) -> bool | None:
@@ -186,13 +194,13 @@ def evaluate(
             left, right = row.get(c), literal(c, lit)
             if left is None or right is None:
                 return None
-            return COMPARISONS[op](left, right)
+            return COMPARISONS[op](_spark_order(left), _spark_order(right))
         case In(column=c, literals=lits):
             value = row.get(c)
             if value is None:
                 return None
             options = [literal(c, lit) for lit in lits]
-            if value in options:
+            if _spark_order(value) in [_spark_order(o) for o in options if o is not None]:
                 return True
             return None if None in options else False
         case Not(child=child):

@@ -289,8 +289,8 @@ def prepare(txn: Transaction, profile: Profile, now: int) -> PreparedCommit | Er
         operation=txn.operation.name,
         read_version=txn.read_version if txn.read_version >= 0 else None,
         isolation_level=level.value if level and profile.records_isolation_level else None,
-        is_blind_append=blind,
-        txn_id=txn.txn_id,
+        is_blind_append=blind if profile.since(0, 2) else None,
+        txn_id=txn.txn_id if profile.since(1, 2) else None,
     )
     new_protocol = next((a for a in actions if isinstance(a, Protocol)), None)
     return PreparedCommit(

@@ -73,7 +73,7 @@ def read_value(raw: Any, type_name: str) -> Value | None:
         if type_name == "string":
             return str(raw)
         if type_name in INTEGRAL:
-            if isinstance(raw, bool):
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
                 raise PartitionValueError(f"{raw!r} is not a {type_name}")
             return int(raw)
         if type_name in FRACTIONAL:
