@@ -40,3 +40,13 @@ def test_one_of_accepts_any_listed_outcome() -> None:
     data["expect"][writer]["one_of"][1].pop("commit_info", None)
     data["expect"][writer]["one_of"][1].pop("winner", None)
     assert judge(Scenario(scenario.source, data), result).passed
+
+
+def test_a_null_commit_info_field_demands_absence() -> None:
+    scenario = next(s for s in SCENARIOS if s.id == "isolation/recorded/serializable-table")
+    result = run(scenario)
+    data = copy.deepcopy(scenario.data)
+    data["expect"]["upd"]["commit_info"] = {"readVersion": None}
+    assert not judge(Scenario(scenario.source, data), result).passed
+    data["expect"]["upd"]["commit_info"] = {"userMetadata": None}
+    assert judge(Scenario(scenario.source, data), result).passed
