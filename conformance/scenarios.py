@@ -67,6 +67,15 @@ class Verdict:
         return not self.failures and self.error is None
 
 
+def schema_string(columns: list[Json]) -> str:
+    """A scenario's column list as Spark's schema JSON (metaData.schemaString)."""
+    fields = [
+        {"name": c["name"], "type": c["type"], "nullable": c.get("nullable", True), "metadata": {}}
+        for c in columns
+    ]
+    return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
+
+
 @cache
 def schema() -> Json:
     loaded: Json = json.loads((spec_root() / "scenario.schema.json").read_text(encoding="utf-8"))

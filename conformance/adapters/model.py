@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from deltaspec.conformance.scenarios import Json, RunResult, Scenario
+from deltaspec.conformance.scenarios import Json, RunResult, Scenario, schema_string
 from deltaspec.model import machine as m
 from deltaspec.model import transaction as t
 from deltaspec.model.actions import (
@@ -29,14 +28,6 @@ from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
-
-
-def schema_string(columns: list[Json]) -> str:
-    fields = [
-        {"name": c["name"], "type": c["type"], "nullable": c.get("nullable", True), "metadata": {}}
-        for c in columns
-    ]
-    return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
 
 
 def _protocol(data: Json) -> Protocol:

@@ -1,0 +1,433 @@
+"""Writing checkpoints and cleaning up the log (CHECKPOINT.*, RETENTION.*).
+
+A checkpoint stores the snapshot at one version as Parquet, one row per action and one nullable
+struct column per action type, in delta-spark's layout (CHECKPOINT.CONTENTS): top-level columns
+``txn``, ``add``, ``remove``, ``metaData``, ``protocol``, ``domainMetadata``, with the field
+names, order and types delta-spark 3.x writes (``add.partitionValues`` a ``map<string,string>``,
+``add.stats`` a JSON string, ``deletionVector`` a struct, ``remove`` without ``stats`` and
+``tags``). Live files and tombstones are stored with ``dataChange = false``; expired tombstones
+and application transactions are left out (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION).
+
+Every checkpoint file is created with put-if-absent (a file that already exists was written by
+another writer of the same checkpoint, whose content is the same), and ``_last_checkpoint`` is
+overwritten only after every part exists, so a failure half-way never leaves the hint pointing
+at an incomplete checkpoint (CHECKPOINT.LAST_CHECKPOINT). After a checkpoint, the log is cleaned
+up a checkpoint at a time (RETENTION.LOG).
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
+from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.snapshot import (
+    ADD_COLUMNS,
+    DAY_MS,
+    REMOVE_COLUMNS,
+    ColumnSpec,
+    DeltaLog,
+    LogListing,
+    Snapshot,
+    is_checkpoint_name,
+    log_file_version,
+    table_duration_ms,
+)
+from deltaspec.impl.storage import LAST_CHECKPOINT, LogStore
+
+__all__ = [
+    "CHECKPOINT_SCHEMA",
+    "DEFAULT_CHECKPOINT_INTERVAL",
+    "DEFAULT_LOG_RETENTION",
+    "CheckpointResult",
+    "checkpoint_interval",
+    "checkpoint_table",
+    "checkpoint_version",
+    "classic_checkpoint_name",
+    "cleanup_expired_logs",
+    "log_cleanup_enabled",
+    "needs_checkpoint",
+    "part_checkpoint_name",
+    "write_checkpoint",
+]
+
+DEFAULT_CHECKPOINT_INTERVAL = 10
+"""Default of ``delta.checkpointInterval`` (CHECKPOINT.INTERVAL)."""
+
+DEFAULT_LOG_RETENTION = "interval 30 days"
+"""Default of ``delta.logRetentionDuration`` (RETENTION.LOG)."""
+
+# --- the checkpoint schema (delta-spark's) -------------------------------------------------------
+
+_STRING_MAP = pa.map_(pa.string(), pa.string())
+_STRING_LIST = pa.list_(pa.string())
+
+
+def _delta_type(cols: Sequence[ColumnSpec]) -> pa.StructType:
+    return pa.struct(
+        [pa.field(c.delta, _delta_type(c.children) if c.children else c.type) for c in cols]
+    )
+
+
+TXN_TYPE = pa.struct([("appId", pa.string()), ("version", pa.int64()), ("lastUpdated", pa.int64())])
+ADD_TYPE = _delta_type(ADD_COLUMNS)
+REMOVE_TYPE = _delta_type(REMOVE_COLUMNS)
+METADATA_TYPE = pa.struct(
+    [
+        ("id", pa.string()),
+        ("name", pa.string()),
+        ("description", pa.string()),
+        ("format", pa.struct([("provider", pa.string()), ("options", _STRING_MAP)])),
+        ("schemaString", pa.string()),
+        ("partitionColumns", _STRING_LIST),
+        ("configuration", _STRING_MAP),
+        ("createdTime", pa.int64()),
+    ]
+)
+PROTOCOL_TYPE = pa.struct(
+    [
+        ("minReaderVersion", pa.int32()),
+        ("minWriterVersion", pa.int32()),
+        ("readerFeatures", _STRING_LIST),
+        ("writerFeatures", _STRING_LIST),
+    ]
+)
+DOMAIN_METADATA_TYPE = pa.struct(
+    [("domain", pa.string()), ("configuration", pa.string()), ("removed", pa.bool_())]
+)
+
+CHECKPOINT_SCHEMA: pa.Schema = pa.schema(
+    [
+        ("txn", TXN_TYPE),
+        ("add", ADD_TYPE),
+        ("remove", REMOVE_TYPE),
+        ("metaData", METADATA_TYPE),
+        ("protocol", PROTOCOL_TYPE),
+        ("domainMetadata", DOMAIN_METADATA_TYPE),
+    ]
+)
+"""The classic checkpoint's Parquet schema, as delta-spark 3.x writes it (CHECKPOINT.CONTENTS)."""
+
+
+def classic_checkpoint_name(version: int) -> str:
+    """``<v>.checkpoint.parquet`` with a 20-digit version (CHECKPOINT.READ)."""
+    return f"{version:020d}.checkpoint.parquet"
+
+
+def part_checkpoint_name(version: int, part: int, parts: int) -> str:
+    """``<v>.checkpoint.<part>.<parts>.parquet``, part and parts padded to 10 digits."""
+    return f"{version:020d}.checkpoint.{part:010d}.{parts:010d}.parquet"
+
+
+# --- table properties ----------------------------------------------------------------------------
+
+
+def checkpoint_interval(metadata: Metadata) -> int:
+    """``delta.checkpointInterval``: a positive integer, default 10 (CHECKPOINT.INTERVAL)."""
+    text = metadata.configuration.get("delta.checkpointInterval")
+    if text is None:
+        return DEFAULT_CHECKPOINT_INTERVAL
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ValueError(f"delta.checkpointInterval is not an integer: {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"delta.checkpointInterval must be positive, not {value}")
+    return value
+
+
+def needs_checkpoint(version: int, metadata: Metadata) -> bool:
+    """Whether committing ``version`` triggers a checkpoint (CHECKPOINT.INTERVAL).
+
+    True when ``version != 0`` and ``version`` is a multiple of ``delta.checkpointInterval``.
+    """
+    return version != 0 and version % checkpoint_interval(metadata) == 0
+
+
+def log_cleanup_enabled(metadata: Metadata) -> bool:
+    """``delta.enableExpiredLogCleanup`` (default true) (RETENTION.LOG)."""
+    value = metadata.configuration.get("delta.enableExpiredLogCleanup")
+    return value is None or value.strip().lower() == "true"
+
+
+# --- building the checkpoint ---------------------------------------------------------------------
+
+
+def _to_delta_struct(table: pa.Table, cols: Sequence[ColumnSpec]) -> pa.StructArray:
+    """A FILES/TOMBSTONES table as the checkpoint's ``add``/``remove`` struct array."""
+    children: list[pa.Array] = []
+    for col in cols:
+        column = table.column(col.name).combine_chunks()
+        if col.children:
+            inner = column.flatten()
+            column = pa.StructArray.from_arrays(
+                inner,
+                fields=list(_delta_type(col.children)),
+                mask=column.is_null() if column.null_count else None,
+            )
+        children.append(column)
+    return pa.StructArray.from_arrays(children, fields=list(_delta_type(cols)))
+
+
+def _protocol_row(protocol: Protocol) -> dict[str, Any]:
+    return {
+        "minReaderVersion": protocol.min_reader_version,
+        "minWriterVersion": protocol.min_writer_version,
+        "readerFeatures": None
+        if protocol.reader_features is None
+        else list(protocol.reader_features),
+        "writerFeatures": None
+        if protocol.writer_features is None
+        else list(protocol.writer_features),
+    }
+
+
+def _metadata_row(metadata: Metadata) -> dict[str, Any]:
+    return {
+        "id": metadata.id,
+        "name": metadata.name,
+        "description": metadata.description,
+        "format": {
+            "provider": metadata.format.provider,
+            "options": list(metadata.format.options.items()),
+        },
+        "schemaString": metadata.schema_string,
+        "partitionColumns": list(metadata.partition_columns),
+        "configuration": list(metadata.configuration.items()),
+        "createdTime": metadata.created_time,
+    }
+
+
+def _txn_row(txn: SetTransaction) -> dict[str, Any]:
+    return {"appId": txn.app_id, "version": txn.version, "lastUpdated": txn.last_updated}
+
+
+def _domain_row(domain: DomainMetadata) -> dict[str, Any]:
+    return {"domain": domain.domain, "configuration": domain.configuration, "removed": False}
+
+
+def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
+    """The checkpoint of ``snapshot`` as one Arrow table (CHECKPOINT.CONTENTS).
+
+    Rows: the protocol, the metadata, one ``txn`` per unexpired app id, one ``domainMetadata``
+    per live domain, one ``add`` per live file, one ``remove`` per unexpired tombstone.
+    """
+    txns = sorted(snapshot.app_transactions_at(now_ms).values(), key=lambda t: t.app_id)
+    domains = sorted(snapshot.domains.values(), key=lambda d: d.domain)
+    files = snapshot.files_table()
+    tombstones = snapshot.tombstones_table(now_ms)
+    small: list[tuple[str, dict[str, Any]]] = [
+        ("protocol", _protocol_row(snapshot.protocol)),
+        ("metaData", _metadata_row(snapshot.metadata)),
+        *(("txn", _txn_row(t)) for t in txns),
+        *(("domainMetadata", _domain_row(d)) for d in domains),
+    ]
+    n_small, n_adds, n_removes = len(small), files.num_rows, tombstones.num_rows
+    columns: list[pa.Array] = []
+    for schema_field in CHECKPOINT_SCHEMA:
+        name, kind = schema_field.name, schema_field.type
+        if name == "add":
+            pieces = [
+                pa.nulls(n_small, kind),
+                _to_delta_struct(files, ADD_COLUMNS),
+                pa.nulls(n_removes, kind),
+            ]
+        elif name == "remove":
+            pieces = [
+                pa.nulls(n_small + n_adds, kind),
+                _to_delta_struct(tombstones, REMOVE_COLUMNS),
+            ]
+        else:
+            head = pa.array([row if column == name else None for column, row in small], type=kind)
+            pieces = [head, pa.nulls(n_adds + n_removes, kind)]
+        columns.append(pa.concat_arrays([p.cast(kind) for p in pieces]))
+    return pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointResult:
+    """What :func:`write_checkpoint` wrote: the ``_last_checkpoint`` content and the files."""
+
+    version: int
+    size: int
+    parts: int | None
+    size_in_bytes: int
+    num_of_add_files: int
+    files: tuple[str, ...]
+
+    def last_checkpoint_json(self) -> str:
+        """``_last_checkpoint``: version, size, parts (multi-part only), sizeInBytes,
+        numOfAddFiles, in that order (CHECKPOINT.LAST_CHECKPOINT)."""
+        content: dict[str, int] = {"version": self.version, "size": self.size}
+        if self.parts is not None:
+            content["parts"] = self.parts
+        content["sizeInBytes"] = self.size_in_bytes
+        content["numOfAddFiles"] = self.num_of_add_files
+        return json.dumps(content, separators=(",", ":"))
+
+
+def _store_of(log_or_store: DeltaLog | LogStore) -> LogStore:
+    return log_or_store.store if isinstance(log_or_store, DeltaLog) else log_or_store
+
+
+def write_checkpoint(
+    log_or_store: DeltaLog | LogStore,
+    snapshot: Snapshot,
+    *,
+    parts: int | None = None,
+    now_ms: int,
+) -> CheckpointResult:
+    """Write the checkpoint of ``snapshot`` and then ``_last_checkpoint`` (CHECKPOINT.*).
+
+    ``parts`` > 1 writes a multi-part checkpoint ``<v>.checkpoint.<i>.<parts>.parquet``: the rows
+    of :func:`checkpoint_table` (non-file actions first) cut into ``parts`` contiguous slices of
+    near-equal size, a slice possibly empty; otherwise a classic single file. A
+    table with the ``v2Checkpoint`` feature gets a classic (V1 spec) file even if ``parts`` is
+    given, since multi-part checkpoints are forbidden there. Each file is created with
+    put-if-absent; one that already exists came from another writer of the same checkpoint and
+    is kept. ``_last_checkpoint`` is written last, only after every part exists; if writing a
+    part fails the exception propagates and the hint is untouched.
+    """
+    store = _store_of(log_or_store)
+    table = checkpoint_table(snapshot, now_ms=now_ms)
+    version = snapshot.version
+    features = set(snapshot.protocol.writer_features or ())
+    if parts is not None and parts > 1 and "v2Checkpoint" not in features:
+        rows = table.num_rows
+        bounds = [rows * i // parts for i in range(parts + 1)]
+        pieces = [
+            (
+                part_checkpoint_name(version, i + 1, parts),
+                table.slice(bounds[i], bounds[i + 1] - bounds[i]),
+            )
+            for i in range(parts)
+        ]
+        written_parts: int | None = parts
+    else:
+        pieces = [(classic_checkpoint_name(version), table)]
+        written_parts = None
+    total = 0
+    for name, piece in pieces:
+        data = _parquet_bytes(piece)
+        # a file that exists holds the same checkpoint, from another writer (CHECKPOINT.INTERVAL)
+        with contextlib.suppress(VersionExistsError):
+            store.write_new(name, data)
+        total += len(data)
+    result = CheckpointResult(
+        version=version,
+        size=table.num_rows,
+        parts=written_parts,
+        size_in_bytes=total,
+        num_of_add_files=snapshot.num_files,
+        files=tuple(name for name, _ in pieces),
+    )
+    store.write_overwrite(LAST_CHECKPOINT, result.last_checkpoint_json().encode("utf-8"))
+    return result
+
+
+def checkpoint_version(
+    log: DeltaLog, version: int, *, now_ms: int, parts: int | None = None
+) -> CheckpointResult:
+    """Checkpoint the snapshot at ``version``, then clean up the log (CHECKPOINT.COMMITTED_VERSION,
+    RETENTION.LOG).
+
+    This is the post-commit step after committing ``version`` (CHECKPOINT.INTERVAL): the
+    checkpoint is of that version even if later ones exist. Log cleanup runs when
+    ``delta.enableExpiredLogCleanup`` is true (default).
+    """
+    snapshot = log.snapshot(version)
+    result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
+    if log_cleanup_enabled(snapshot.metadata):
+        cleanup_expired_logs(log.store, version, now_ms, snapshot.metadata)
+    return result
+
+
+# --- log cleanup ---------------------------------------------------------------------------------
+
+_HADOOP_CRC = re.compile(r"\.(.+)\.crc")
+
+
+def cleanup_expired_logs(
+    store: LogStore, checkpoint_version: int, now_ms: int, metadata: Metadata
+) -> list[str]:
+    """Delete the log files that expired before a complete checkpoint (RETENTION.LOG).
+
+    1. ``cutoff = now − delta.logRetentionDuration`` (default 30 days), truncated to midnight UTC.
+    2. Commit, checkpoint and checksum files are taken in name order with their modification
+       times made strictly increasing (a time not after the previous one counts as previous + 1).
+    3. Among complete checkpoints ``c <= checkpoint_version``, the newest one whose immediately
+       preceding file is at or before the cutoff is kept together with everything after it;
+       every listed file before it (commits, checkpoints, checksums of versions ``< c``) is
+       deleted, with the hidden Hadoop ``.<name>.crc`` files that belong to them.
+
+    Nothing happens when ``delta.enableExpiredLogCleanup`` is false or no checkpoint qualifies.
+    Returns the deleted names.
+    """
+    if not log_cleanup_enabled(metadata):
+        return []
+    retention = table_duration_ms(metadata, "delta.logRetentionDuration", DEFAULT_LOG_RETENTION)
+    assert retention is not None
+    cutoff = now_ms - retention
+    cutoff -= cutoff % DAY_MS
+    listed = store.list_from("")
+    listing = LogListing.of(listed, full=True)
+    entries: list[tuple[str, int, int]] = []  # name, version, adjusted time
+    previous: int | None = None
+    for info in listed:
+        version = log_file_version(info.name)
+        if version is None or version > checkpoint_version:
+            continue
+        time = info.modification_time
+        if previous is not None and time <= previous:
+            time = previous + 1
+        previous = time
+        entries.append((info.name, version, time))
+    first_index: dict[int, int] = {}
+    for index, (name, version, _) in enumerate(entries):
+        if version not in first_index and is_checkpoint_name(name):
+            first_index[version] = index
+    keep_from: int | None = None
+    for version in sorted(listing.checkpoints, reverse=True):
+        if version > checkpoint_version or version not in first_index:
+            continue
+        index = first_index[version]
+        if (
+            index > 0
+            and entries[index - 1][1] < checkpoint_version
+            and entries[index - 1][2] <= cutoff
+        ):
+            keep_from = index
+            break
+    if keep_from is None:
+        return []
+    doomed = [name for name, _, _ in entries[:keep_from]]
+    doomed_set = set(doomed)
+    hidden = {
+        info.name
+        for info in listed
+        if (m := _HADOOP_CRC.fullmatch(info.name)) is not None and m[1] in doomed_set
+    }
+    deleted: list[str] = []
+    for name in doomed:
+        store.delete(name)
+        deleted.append(name)
+    for name in sorted(hidden):
+        store.delete(name)
+        deleted.append(name)
+    return deleted

@@ -1,0 +1,228 @@
+"""Typed errors of the production implementation.
+
+Every error names what it can of the table path, the version and the file
+involved. ``kind`` is the neutral name used by spec/data/conflict_kinds.json
+and the scenario vectors; ``error_class`` is delta-spark's where one exists.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+
+class DeltaError(Exception):
+    """Base of every error deltaspec.impl raises on purpose."""
+
+    error_class: ClassVar[str] = "DELTA_ERROR"
+    kind: ClassVar[str] = "DELTA_ERROR"
+    sqlstate: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        version: int | None = None,
+        file: str | None = None,
+    ) -> None:
+        self.message = message
+        self.table = table
+        self.version = version
+        self.file = file
+        where = ", ".join(
+            f"{name}={value}"
+            for name, value in (("table", table), ("version", version), ("file", file))
+            if value is not None
+        )
+        super().__init__(f"[{self.error_class}] {message}" + (f" ({where})" if where else ""))
+
+
+# --- reading the log -------------------------------------------------------------------------
+
+
+class TableNotFoundError(DeltaError):
+    error_class = "DELTA_TABLE_NOT_FOUND"
+    kind = "TABLE_NOT_FOUND"
+
+
+class VersionNotFoundError(DeltaError):
+    """Time travel to a version the log cannot reconstruct."""
+
+    error_class = "DELTA_VERSION_NOT_FOUND"
+    kind = "VERSION_NOT_FOUND"
+
+
+class MissingVersionsError(DeltaError):
+    """A gap in the commit files that no checkpoint covers (LOG.CONTIGUITY)."""
+
+    error_class = "DELTA_VERSIONS_NOT_CONTIGUOUS"
+    kind = "VERSIONS_NOT_CONTIGUOUS"
+
+
+class CorruptLogError(DeltaError):
+    """A commit or checkpoint file that cannot be read: bad JSON, bad UTF-8, malformed action."""
+
+    error_class = "DELTA_CORRUPT_LOG_FILE"
+    kind = "CORRUPT_LOG_FILE"
+
+
+class MissingProtocolOrMetadataError(DeltaError):
+    """A snapshot without protocol or metadata (SNAPSHOT.PROTOCOL_METADATA)."""
+
+    error_class = "DELTA_STATE_RECOVER_ERROR"
+    kind = "MISSING_PROTOCOL_OR_METADATA"
+
+
+class UnsupportedProtocolError(DeltaError):
+    """A reader version or reader feature this implementation does not support."""
+
+    error_class = "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
+    kind = "UNSUPPORTED_PROTOCOL"
+
+
+class UnsupportedFeatureError(DeltaError):
+    """Something valid that this implementation does not do (for example a scan detail)."""
+
+    error_class = "DELTA_UNSUPPORTED_FEATURE"
+    kind = "UNSUPPORTED_FEATURE"
+
+
+class VersionExistsError(DeltaError):
+    """Put-if-absent lost: the commit file already exists (LOG.PUT_IF_ABSENT)."""
+
+    error_class = "DELTA_FILE_ALREADY_EXISTS"
+    kind = "FILE_ALREADY_EXISTS"
+
+
+# --- committing ------------------------------------------------------------------------------
+
+
+class CommitValidationError(DeltaError):
+    """A commit that is invalid whatever else happens (prepareCommit rules, TXN.*)."""
+
+
+class MetadataAbsentError(CommitValidationError):
+    error_class = "DELTA_METADATA_ABSENT"
+    kind = "METADATA_ABSENT"
+
+
+class AppendOnlyViolationError(CommitValidationError):
+    error_class = "DELTA_CANNOT_MODIFY_APPEND_ONLY"
+    kind = "APPEND_ONLY_VIOLATION"
+
+
+class DuplicateActionsError(CommitValidationError):
+    error_class = "DELTA_DUPLICATE_ACTIONS_FOUND"
+    kind = "DUPLICATE_ACTIONS"
+
+
+class DuplicateSetTransactionError(CommitValidationError):
+    error_class = "DELTA_DUPLICATE_SET_TRANSACTION"
+    kind = "DUPLICATE_SET_TRANSACTION"
+
+
+class MetadataChangedTwiceError(CommitValidationError):
+    error_class = "DELTA_METADATA_CHANGED_TWICE"
+    kind = "METADATA_CHANGED_TWICE"
+
+
+class ProtocolChangedTwiceError(CommitValidationError):
+    error_class = "DELTA_PROTOCOL_CHANGED_TWICE"
+    kind = "PROTOCOL_CHANGED_TWICE"
+
+
+class InvalidPartitioningSchemaError(CommitValidationError):
+    error_class = "DELTA_INVALID_PARTITIONING_SCHEMA"
+    kind = "INVALID_PARTITIONING_SCHEMA"
+
+
+class ProtocolDowngradeError(CommitValidationError):
+    error_class = "DELTA_INVALID_PROTOCOL_DOWNGRADE"
+    kind = "PROTOCOL_DOWNGRADE"
+
+
+class DomainMetadataUnsupportedError(CommitValidationError):
+    error_class = "DELTA_DOMAIN_METADATA_NOT_SUPPORTED"
+    kind = "DOMAIN_METADATA_UNSUPPORTED"
+
+
+class DuplicateDomainMetadataError(CommitValidationError):
+    error_class = "DELTA_DUPLICATE_DOMAIN_METADATA_INTERNAL_ERROR"
+    kind = "DUPLICATE_DOMAIN_METADATA"
+
+
+class MaxCommitRetriesExceededError(DeltaError):
+    error_class = "DELTA_MAX_COMMIT_RETRIES_EXCEEDED"
+    kind = "MAX_COMMIT_RETRIES_EXCEEDED"
+    sqlstate = "40000"
+
+
+class DeltaConcurrentModificationException(DeltaError):
+    """Base of the conflicts (CONFLICT.KINDS): a winning commit made this one invalid."""
+
+    sqlstate: ClassVar[str | None] = "2D521"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        version: int | None = None,
+        file: str | None = None,
+        winning_version: int | None = None,
+        partition_hint: str | None = None,
+        conflicting_commit: dict[str, Any] | None = None,
+    ) -> None:
+        self.winning_version = winning_version
+        self.partition_hint = partition_hint
+        self.conflicting_commit = conflicting_commit
+        details = message
+        if partition_hint:
+            details += f" Partition: {partition_hint}."
+        if conflicting_commit is not None:
+            details += f"\nConflicting commit: {json.dumps(conflicting_commit, sort_keys=True)}"
+        super().__init__(details, table=table, version=version, file=file)
+
+
+class ProtocolChangedException(DeltaConcurrentModificationException):
+    error_class = "DELTA_PROTOCOL_CHANGED"
+    kind = "PROTOCOL_CHANGED"
+
+
+class MetadataChangedException(DeltaConcurrentModificationException):
+    error_class = "DELTA_METADATA_CHANGED"
+    kind = "METADATA_CHANGED"
+
+
+class ConcurrentTransactionException(DeltaConcurrentModificationException):
+    error_class = "DELTA_CONCURRENT_TRANSACTION"
+    kind = "CONCURRENT_TRANSACTION"
+
+
+class ConcurrentAppendException(DeltaConcurrentModificationException):
+    error_class = "DELTA_CONCURRENT_APPEND"
+    kind = "CONCURRENT_APPEND"
+
+
+class ConcurrentDeleteReadException(DeltaConcurrentModificationException):
+    error_class = "DELTA_CONCURRENT_DELETE_READ"
+    kind = "CONCURRENT_DELETE_READ"
+
+
+class ConcurrentDeleteDeleteException(DeltaConcurrentModificationException):
+    error_class = "DELTA_CONCURRENT_DELETE_DELETE"
+    kind = "CONCURRENT_DELETE_DELETE"
+
+
+class ConcurrentWriteException(DeltaConcurrentModificationException):
+    error_class = "DELTA_CONCURRENT_WRITE"
+    kind = "CONCURRENT_WRITE"
+
+
+class ConcurrentModificationException(DeltaConcurrentModificationException):
+    """v0.1.0: any lost race (no retry)."""
+
+    error_class = "CONCURRENT_MODIFICATION"
+    kind = "CONCURRENT_MODIFICATION"
+    sqlstate = None

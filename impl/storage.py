@@ -1,0 +1,453 @@
+"""The log store: the storage under ``_delta_log/`` and the three guarantees the log rests on.
+
+Everything about concurrency in Delta rests on three properties of the storage (spec/log.md):
+
+- LOG.PUT_IF_ABSENT — creating a version file is exclusive: of several concurrent writers of one
+  name exactly one succeeds, the others are told that the file exists;
+- LOG.ATOMIC_VISIBILITY — a file is seen whole or not at all;
+- LOG.LISTING — a listing is sorted by name and shows every file whose creation completed before
+  the listing started.
+
+:class:`LogStore` states them as the contract every store must keep; :class:`LocalLogStore` keeps
+them on a local POSIX file system, across threads and processes. Names passed to a store are
+relative to the ``_delta_log`` directory (``00000000000000000000.json``, ``_last_checkpoint``,
+``_sidecars/<uuid>.parquet``); the store knows nothing about what the names mean beyond
+LOG.COMMIT_FILE_NAME (to put the version into a :class:`VersionExistsError`) — recognising
+commits, checkpoints and checksums among the listed names is the snapshot layer's job.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import errno
+import os
+import re
+import uuid
+from dataclasses import dataclass
+
+from deltaspec.impl.errors import VersionExistsError
+
+__all__ = [
+    "LAST_CHECKPOINT",
+    "LOG_DIR",
+    "SIDECARS_DIR",
+    "FileInfo",
+    "LocalLogStore",
+    "LogStore",
+    "commit_name",
+    "is_temp_name",
+    "parse_commit_name",
+]
+
+LOG_DIR = "_delta_log"
+"""The log directory beneath the table root."""
+
+LAST_CHECKPOINT = "_last_checkpoint"
+"""The only log file that may be overwritten (CHECKPOINT.LAST_CHECKPOINT)."""
+
+SIDECARS_DIR = "_sidecars"
+"""The subdirectory holding the sidecar files of v2 checkpoints."""
+
+_VERSION_DIGITS = 20
+_MAX_VERSION = 10**_VERSION_DIGITS - 1
+# ASCII digits only: ``\d`` would also accept other Unicode digits, which are not commit names.
+_COMMIT_NAME = re.compile(r"[0-9]{20}\.json")
+
+# errno values with which os.link says "this file system has no hard links" rather than
+# "this particular link failed"; on them LocalLogStore falls back to O_CREAT | O_EXCL.
+_NO_HARD_LINKS = frozenset(
+    code
+    for code in (
+        getattr(errno, "EPERM", None),
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        getattr(errno, "ENOSYS", None),
+        getattr(errno, "EMLINK", None),
+        getattr(errno, "EXDEV", None),
+    )
+    if code is not None
+)
+# errno values with which fsync of a directory says "not supported here"; durability of the
+# directory entry is then whatever the file system gives, and is not reported as a failure.
+_DIR_FSYNC_UNSUPPORTED = frozenset(
+    code
+    for code in (
+        getattr(errno, "EINVAL", None),
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        getattr(errno, "EBADF", None),
+        getattr(errno, "EISDIR", None),
+        getattr(errno, "EACCES", None),
+        getattr(errno, "EPERM", None),
+    )
+    if code is not None
+)
+
+
+_O_BINARY: int = getattr(os, "O_BINARY", 0)
+
+
+def commit_name(version: int) -> str:
+    """The file name of the commit of ``version`` in ``_delta_log`` (LOG.COMMIT_FILE_NAME).
+
+    The decimal version left-padded with zeros to exactly 20 digits, then ``.json``:
+    ``commit_name(42) == "00000000000000000042.json"``. Raises ValueError for a version that is
+    negative, not an int, or too large for 20 digits.
+    """
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ValueError(f"a version is an int, not {version!r}")
+    if not 0 <= version <= _MAX_VERSION:
+        raise ValueError(f"version {version} does not fit a commit file name")
+    return f"{version:0{_VERSION_DIGITS}d}.json"
+
+
+def parse_commit_name(name: str) -> int | None:
+    """The version of a commit file name, or None if ``name`` is not one (LOG.COMMIT_FILE_NAME).
+
+    A name is a commit only if the whole name is 20 ASCII digits followed by ``.json``: checkpoint,
+    checksum, compaction and temporary files, ``_last_checkpoint`` and names with a directory part
+    are not commits.
+    """
+    if _COMMIT_NAME.fullmatch(name) is None:
+        return None
+    return int(name[:_VERSION_DIGITS])
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` (or its last component) is one of the store's temporary files.
+
+    Temporary files are named ``.<final name>.<uuid4 hex>.tmp``; any name that starts with ``.``
+    and ends with ``.tmp`` is treated as one and never listed (LOG.LISTING). Other hidden files,
+    such as Hadoop's ``.00000000000000000000.json.crc``, are ordinary files and are listed.
+    """
+    base = name.rsplit("/", 1)[-1]
+    return base.startswith(".") and base.endswith(".tmp")
+
+
+def _check_name(name: str) -> list[str]:
+    """The components of a valid log file name; ValueError for anything else.
+
+    A valid name is one file name, or one subdirectory and a file name (``_sidecars/x.parquet``),
+    separated by ``/``; no component is empty, ``.`` or ``..``; no backslash or NUL; not a
+    temporary-file name (it could never be listed).
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"a log file name is a str, not {name!r}")
+    parts = name.split("/")
+    if (
+        not 1 <= len(parts) <= 2
+        or any(part in ("", ".", "..") for part in parts)
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise ValueError(f"not a file name relative to {LOG_DIR}/: {name!r}")
+    if is_temp_name(name):
+        raise ValueError(f"{name!r} is reserved for the store's temporary files")
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """A file in the log as a listing reports it (LOG.LISTING).
+
+    ``name`` is relative to the ``_delta_log`` directory and may contain one subdirectory
+    (``_sidecars/x.parquet``); ``size`` is in bytes; ``modification_time`` is in milliseconds
+    since the epoch, as Delta's ``modificationTime`` fields are.
+    """
+
+    name: str
+    size: int
+    modification_time: int
+
+
+class LogStore(abc.ABC):
+    """The storage of one table's ``_delta_log`` directory.
+
+    Every implementation guarantees, across all threads and processes that use the same table
+    (this is what the rest of deltaspec.impl relies on and what tests/test_impl_storage.py checks):
+
+    1. Atomic visibility (LOG.ATOMIC_VISIBILITY). A reader never sees a partial file: from the
+       moment a name written by :meth:`write_new` or :meth:`write_overwrite` can be read or
+       listed, its content is complete and final (for ``_last_checkpoint``: the complete old or
+       the complete new content).
+    2. Mutual exclusion (LOG.PUT_IF_ABSENT). :meth:`write_new` creates a name for exactly one
+       writer: when several threads or processes write the same name concurrently, exactly one
+       returns and every other one raises :class:`VersionExistsError`; an existing file is never
+       overwritten.
+    3. Consistent listing (LOG.LISTING). :meth:`list_from` returns names in ascending
+       lexicographic order, never the store's temporary files, and includes every file whose
+       :meth:`write_new` returned (or raised :class:`VersionExistsError`, which proves that the
+       file exists) before the listing started.
+
+    Names are relative to ``_delta_log``: a file name, or ``<subdir>/<file name>`` for the one
+    level of subdirectories the log uses (``_sidecars``). Invalid names raise ValueError.
+    """
+
+    @property
+    @abc.abstractmethod
+    def table_path(self) -> str:
+        """The table root (the directory that contains ``_delta_log``), as errors report it."""
+
+    @abc.abstractmethod
+    def read(self, name: str) -> bytes:
+        """The whole content of ``name``; FileNotFoundError if it does not exist."""
+
+    @abc.abstractmethod
+    def write_new(self, name: str, data: bytes) -> None:
+        """Create ``name`` with content ``data`` only if no file of that name exists.
+
+        Put-if-absent (LOG.PUT_IF_ABSENT) with atomic visibility (LOG.ATOMIC_VISIBILITY): if the
+        name exists, raise :class:`VersionExistsError` carrying the table path, the file name and,
+        for a commit file name (LOG.COMMIT_FILE_NAME), its version. Any other exception means the
+        outcome is unknown: the file may or may not have been created.
+        """
+
+    @abc.abstractmethod
+    def write_overwrite(self, name: str, data: bytes) -> None:
+        """Replace the content of ``name`` atomically (readers see the old or the new content).
+
+        Allowed only for ``_last_checkpoint``: a commit file is never overwritten
+        (LOG.PUT_IF_ABSENT), so any other name raises ValueError.
+        """
+
+    @abc.abstractmethod
+    def list_from(self, start: str = "") -> list[FileInfo]:
+        """The files directly in ``_delta_log`` whose names are ``>= start``, sorted (LOG.LISTING).
+
+        Does not recurse: files in subdirectories (``_sidecars/``) are listed only by
+        :meth:`list_dir`. An absent ``_delta_log`` lists as empty (LOG.NEW_TABLE).
+        """
+
+    @abc.abstractmethod
+    def list_dir(self, subdir: str) -> list[FileInfo]:
+        """The files in ``_delta_log/<subdir>`` (for ``_sidecars``), sorted, named ``<subdir>/<f>``.
+
+        Same guarantees as :meth:`list_from` (LOG.LISTING); an absent subdirectory lists as empty.
+        """
+
+    @abc.abstractmethod
+    def delete(self, name: str) -> None:
+        """Delete ``name`` (log cleanup, RETENTION.LOG); a missing file is not an error."""
+
+    @abc.abstractmethod
+    def exists(self, name: str) -> bool:
+        """Whether ``name`` exists in the log."""
+
+    @abc.abstractmethod
+    def local_path(self, name: str) -> str | None:
+        """A file-system path that pyarrow can open for ``name``, or None for non-local stores."""
+
+
+class LocalLogStore(LogStore):
+    """A :class:`LogStore` on a local (POSIX) file system, safe across threads and processes.
+
+    :meth:`write_new` writes the data to a temporary file ``.<name>.<uuid4 hex>.tmp`` in the same
+    directory, flushes and fsyncs it, then hard-links it to the final name. ``link(2)`` fails with
+    EEXIST if the final name exists, so the link is an atomic create-if-absent
+    (LOG.PUT_IF_ABSENT), and the final name appears with its complete content
+    (LOG.ATOMIC_VISIBILITY). The directory is fsynced so the new entry survives a crash, and the
+    temporary file is always removed, whether the write succeeded or not. Temporary files are
+    never listed (LOG.LISTING); a process killed between creating and removing one leaves it
+    behind, hidden from listings.
+
+    File systems without hard links (link fails with EPERM, ENOTSUP, ...) get a fallback:
+    ``open(final, O_CREAT | O_EXCL | O_WRONLY)``, then write and fsync. That keeps
+    LOG.PUT_IF_ABSENT but NOT LOG.ATOMIC_VISIBILITY — a concurrent reader can see the file empty
+    or half written — so it is a last resort; if the write fails the half-written file is removed.
+
+    Listings come straight from the directory (``scandir``), which on a local file system is
+    read-after-write consistent: a file whose link returned is in every later listing.
+    """
+
+    def __init__(self, table_root: str | os.PathLike[str]) -> None:
+        self._table_path = os.path.abspath(os.fspath(table_root))
+        self._log_dir = os.path.join(self._table_path, LOG_DIR)
+        self._hard_links = True
+
+    def __repr__(self) -> str:
+        return f"LocalLogStore({self._table_path!r})"
+
+    @property
+    def table_path(self) -> str:
+        return self._table_path
+
+    @property
+    def log_dir(self) -> str:
+        """The absolute path of the ``_delta_log`` directory."""
+        return self._log_dir
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self._log_dir, *_check_name(name))
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(self, name: str) -> bytes:
+        with open(self._path(name), "rb") as file:
+            return file.read()
+
+    def exists(self, name: str) -> bool:
+        return os.path.exists(self._path(name))
+
+    def local_path(self, name: str) -> str | None:
+        return self._path(name)
+
+    def list_from(self, start: str = "") -> list[FileInfo]:
+        return [info for info in self._scan(self._log_dir, "") if info.name >= start]
+
+    def list_dir(self, subdir: str) -> list[FileInfo]:
+        if len(_check_name(subdir)) != 1:
+            raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
+        return self._scan(os.path.join(self._log_dir, subdir), subdir + "/")
+
+    @staticmethod
+    def _scan(directory: str, prefix: str) -> list[FileInfo]:
+        """The regular files of ``directory`` except temporary files, sorted by name."""
+        infos: list[FileInfo] = []
+        try:
+            with os.scandir(directory) as iterator:
+                entries = list(iterator)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        for entry in entries:
+            if is_temp_name(entry.name):
+                continue
+            try:
+                if not entry.is_file():
+                    continue
+                stat = entry.stat()
+            except FileNotFoundError:
+                continue  # deleted (log cleanup) between readdir and stat
+            infos.append(FileInfo(prefix + entry.name, stat.st_size, stat.st_mtime_ns // 1_000_000))
+        infos.sort(key=lambda info: info.name)
+        return infos
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def write_new(self, name: str, data: bytes) -> None:
+        _check_data(data)
+        final = self._path(name)
+        directory = os.path.dirname(final)
+        self._ensure_dir(directory)
+        if self._hard_links and self._write_by_link(name, final, data):
+            return
+        self._write_exclusive(name, final, data)
+
+    def _write_by_link(self, name: str, final: str, data: bytes) -> bool:
+        """Temp file + fsync + link; False if the file system has no hard links."""
+        directory = os.path.dirname(final)
+        temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
+        try:
+            _write_file(temp, data)
+            try:
+                os.link(temp, final)
+            except FileExistsError as exc:
+                raise self._exists_error(name) from exc
+            except OSError as exc:
+                if exc.errno in _NO_HARD_LINKS:
+                    # No hard links here: O_EXCL below still tells an existing name apart.
+                    self._hard_links = False
+                    return False
+                raise
+            _fsync_dir(directory)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+    def _write_exclusive(self, name: str, final: str, data: bytes) -> None:
+        """The fallback without hard links: O_CREAT | O_EXCL, then write (no atomic visibility)."""
+        try:
+            fd = os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _O_BINARY, 0o666)
+        except FileExistsError as exc:
+            raise self._exists_error(name) from exc
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+        except BaseException:
+            # We created this name and could not fill it: remove the torso rather than leave a
+            # corrupt commit behind.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(final)
+            raise
+        _fsync_dir(os.path.dirname(final))
+
+    def write_overwrite(self, name: str, data: bytes) -> None:
+        if name != LAST_CHECKPOINT:
+            raise ValueError(
+                f"only {LAST_CHECKPOINT} may be overwritten, not {name!r} (LOG.PUT_IF_ABSENT)"
+            )
+        _check_data(data)
+        final = self._path(name)
+        self._ensure_dir(self._log_dir)
+        temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
+        try:
+            _write_file(temp, data)
+            os.replace(temp, final)
+            _fsync_dir(self._log_dir)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._path(name))
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _exists_error(self, name: str) -> VersionExistsError:
+        return VersionExistsError(
+            "File already exists",
+            table=self._table_path,
+            version=parse_commit_name(name),
+            file=name,
+        )
+
+    def _ensure_dir(self, directory: str) -> None:
+        """Create ``directory`` (and ``_delta_log``) if needed, fsyncing each new entry's parent."""
+        if os.path.isdir(directory):
+            return
+        parent = os.path.dirname(directory)
+        if parent != directory:
+            self._ensure_dir(parent)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise
+            return
+        _fsync_dir(parent)
+
+
+def _check_data(data: bytes) -> None:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"log file content is bytes, not {type(data).__name__}")
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Create ``path`` exclusively with ``data``, flushed and fsynced."""
+    with open(path, "xb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _fsync_dir(directory: str) -> None:
+    """fsync a directory so that entries created in it survive a crash (POSIX only)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        if exc.errno in _DIR_FSYNC_UNSUPPORTED:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _DIR_FSYNC_UNSUPPORTED:
+            raise
+    finally:
+        os.close(fd)

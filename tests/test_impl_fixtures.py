@@ -1,0 +1,585 @@
+"""deltaspec.impl against the tables delta-spark wrote (../shared/fixtures/delta-spark).
+
+For every table in MANIFEST.json:
+
+- positive and edge tables load at the latest version and at every version that has expected
+  data; negative tables fail with the typed error their source test documents (NEGATIVE);
+- where expected rows exist, a full scan of the snapshot's live files (data files read with
+  pyarrow, partition values typed by the schema, column mapping and deletion vectors applied)
+  equals them;
+- the live files, version, protocol, metadata and application transactions agree with delta-rs
+  (the ``deltalake`` package) reading the same log.
+
+The scan lives here, not in deltaspec.impl: the snapshot only exposes the log's state, and the
+scan is the test's way to check that state against rows Spark returned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from deltaspec.impl import codec
+from deltaspec.impl.actions import AddFile, DeletionVector
+from deltaspec.impl.errors import (
+    DeltaError,
+    MissingProtocolOrMetadataError,
+    MissingVersionsError,
+    UnsupportedFeatureError,
+    UnsupportedProtocolError,
+    VersionNotFoundError,
+)
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
+
+deltalake = pytest.importorskip("deltalake")
+
+REPO = Path(__file__).resolve().parent.parent
+_FIXTURES = Path(
+    os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark")
+)
+
+
+def _manifest_tables() -> list[dict[str, Any]]:
+    path = _FIXTURES / "MANIFEST.json"
+    if not path.exists():
+        return []  # the fixtures_dir fixture reports the missing corpus
+    tables: list[dict[str, Any]] = json.loads(path.read_text())["tables"]
+    return tables
+
+
+TABLES = {table["name"]: table for table in _manifest_tables()}
+LOADABLE = sorted(name for name, t in TABLES.items() if t["category"] != "negative")
+EXPECTED = sorted(
+    (name, version["label"])
+    for name, t in TABLES.items()
+    if t["expected"].get("provided")
+    for version in t["expected"]["versions"]
+)
+
+NEGATIVE: dict[str, tuple[type[DeltaError], str]] = {
+    "golden-versions-not-contiguous": (
+        MissingVersionsError,
+        "commit 1 is missing between 0 and 2; delta-kernel-rs expects "
+        "DELTA_VERSIONS_NOT_CONTIGUOUS (LOG.CONTIGUITY)",
+    ),
+    "golden-invalid-protocol-version": (
+        UnsupportedProtocolError,
+        "protocol minReaderVersion=99: the reader must refuse the table",
+    ),
+    "golden-checkpoint-missing-protocol": (
+        MissingProtocolOrMetadataError,
+        "the v10 checkpoint has no protocol and no earlier JSON is read: state reconstruction "
+        "must fail (DELTA_STATE_RECOVER_ERROR)",
+    ),
+    "rs-errlog-gap-after-checkpoint": (
+        MissingVersionsError,
+        "commit 12 is missing after checkpoint 10; delta-rs expects open to fail",
+    ),
+}
+"""Every negative table, the error it must raise, and why (the manifest's notes)."""
+
+SCAN_SESSION_ZONE: dict[str, tuple[timedelta, str]] = {
+    "golden-partition-values-all-types": (
+        timedelta(hours=-7),
+        "the timestamp partition value '2021-09-08 11:11:11' has no zone; the generator's "
+        "session zone was UTC-7, so Spark's expected row holds 2021-09-08T18:11:11Z",
+    ),
+}
+"""Tables whose zone-less timestamp partition values were written in a non-UTC session zone."""
+
+DELTA_RS_CANNOT_READ: dict[str, str] = {}
+"""Tables delta-rs cannot open, with the reason (none at deltalake 1.6.6)."""
+
+
+def _root(fixtures_dir: Path, name: str) -> Path:
+    return fixtures_dir / name
+
+
+def _versions_with_expected_data(name: str) -> list[int]:
+    table = TABLES[name]
+    labels = [v["label"] for v in table["expected"].get("versions", [])]
+    return sorted(int(label[1:]) for label in labels if re.fullmatch(r"v\d+", label))
+
+
+def _label_version(name: str, label: str) -> int | None:
+    return None if label == "latest" else int(label[1:])
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "LOG.CONTIGUITY")
+def test_manifest_is_covered(fixtures_dir):
+    """Every manifest table is tested; the negative list here is exactly the manifest's."""
+    names = {t["name"] for t in _manifest_tables()}
+    assert len(names) == 54
+    negative = {n for n in names if TABLES[n]["category"] == "negative"}
+    assert negative == set(NEGATIVE)
+    assert {n for n, _ in EXPECTED} <= names
+
+
+@pytest.mark.rules(
+    "SNAPSHOT.REPLAY",
+    "SNAPSHOT.PROTOCOL_METADATA",
+    "SNAPSHOT.TIME_TRAVEL",
+    "CHECKPOINT.READ",
+    "LOG.CONTIGUITY",
+    "LOG.COMMIT_FILE_NAME",
+)
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_fixture_loads_or_fails_as_documented(fixtures_dir, name):
+    table = TABLES[name]
+    log = DeltaLog(str(_root(fixtures_dir, name)))
+    if table["category"] == "negative":
+        error, reason = NEGATIVE[name]
+        with pytest.raises(error):
+            log.snapshot()
+        assert reason
+        return
+    snapshot = log.snapshot()
+    assert snapshot.version == table["latest_version"] == log.latest_version()
+    assert snapshot.num_files == len(snapshot.files) == snapshot.files_table().num_rows
+    assert snapshot.total_size == sum(f.size for f in snapshot.files.values())
+    assert all(not f.data_change for f in snapshot.files.values())
+    assert not set(snapshot.files) & set(snapshot.tombstones)
+    summary = table["log_summary"]
+    checkpoints = summary.get("checkpoints", [])
+    if checkpoints:
+        assert snapshot.checkpoint_version is not None
+    else:
+        assert snapshot.checkpoint_version is None
+    for version in _versions_with_expected_data(name):
+        assert log.snapshot(version).version == version
+
+
+def _reconstructable(commits: set[int], checkpoints: set[int], version: int) -> bool:
+    """SNAPSHOT.TIME_TRAVEL: commits 0..v exist, or a checkpoint c <= v and commits c+1..v."""
+    starts = [-1, *checkpoints] if 0 in commits else list(checkpoints)
+    return any(
+        start <= version and all(v in commits for v in range(start + 1, version + 1))
+        for start in starts
+    )
+
+
+@pytest.mark.rules("SNAPSHOT.TIME_TRAVEL", "LOG.CONTIGUITY")
+@pytest.mark.parametrize("name", LOADABLE)
+def test_fixture_time_travel_range(fixtures_dir, name):
+    """Every reconstructable version loads; a gap fails; outside the range is not found."""
+    log = DeltaLog(str(_root(fixtures_dir, name)))
+    listing = log.list_log()
+    earliest, latest = listing.earliest_version, listing.latest_version
+    assert earliest is not None
+    commits, checkpoints = set(listing.commits), set(listing.checkpoints)
+    for version in range(earliest, latest + 1):
+        if _reconstructable(commits, checkpoints, version):
+            assert log.snapshot(version).version == version
+        else:
+            with pytest.raises(MissingVersionsError):
+                log.snapshot(version)
+    with pytest.raises(VersionNotFoundError):
+        log.snapshot(latest + 1)
+    with pytest.raises(VersionNotFoundError):
+        log.snapshot(earliest - 1)
+
+
+@pytest.mark.rules("CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT")
+def test_corrupt_and_missing_last_checkpoint_fall_back_to_listing(fixtures_dir):
+    corrupted = DeltaLog(str(fixtures_dir / "golden-corrupted-last-checkpoint"))
+    assert corrupted.read_last_checkpoint() is None  # empty file
+    assert corrupted.snapshot().checkpoint_version == 10
+    no_hint = DeltaLog(str(fixtures_dir / "krs-checkpoint-no-last-checkpoint"))
+    assert no_hint.read_last_checkpoint() is None
+    assert no_hint.snapshot().checkpoint_version == 2
+    v2_no_hint = DeltaLog(str(fixtures_dir / "krs-v2-checkpoint-no-last-checkpoint"))
+    assert v2_no_hint.snapshot().checkpoint_version == 2
+    # _last_checkpoint names a UUID v2 file that does not exist; the classic-named one is used
+    renamed = DeltaLog(str(fixtures_dir / "krs-v2-classic-checkpoint-parquet"))
+    assert renamed.snapshot().checkpoint_version == 1
+
+
+@pytest.mark.rules("LOG.CONTIGUITY", "CHECKPOINT.READ", "SNAPSHOT.TIME_TRAVEL")
+def test_gaps_before_and_after_checkpoint(fixtures_dir):
+    before = DeltaLog(str(fixtures_dir / "rs-errlog-gap-before-checkpoint"))
+    assert before.snapshot().version == 13  # commit 7 is covered by checkpoint 10
+    assert before.snapshot(6).version == 6
+    with pytest.raises(MissingVersionsError):
+        before.snapshot(8)
+    after = DeltaLog(str(fixtures_dir / "rs-errlog-gap-after-checkpoint"))
+    assert after.snapshot(11).version == 11
+    with pytest.raises(MissingVersionsError):
+        after.snapshot(12)
+    base = DeltaLog(str(fixtures_dir / "rs-errlog-base"))
+    assert set(base.snapshot().files) == set(before.snapshot().files)
+    not_contiguous = DeltaLog(str(fixtures_dir / "golden-versions-not-contiguous"))
+    assert not_contiguous.snapshot(0).version == 0
+
+
+@pytest.mark.rules("SNAPSHOT.PROTOCOL_METADATA", "SNAPSHOT.TIME_TRAVEL")
+def test_missing_protocol_only_at_the_bad_checkpoint(fixtures_dir):
+    log = DeltaLog(str(fixtures_dir / "golden-checkpoint-missing-protocol"))
+    assert log.snapshot(9).protocol.min_reader_version == 1  # replayed from JSON
+    with pytest.raises(MissingProtocolOrMetadataError):
+        log.snapshot(10)
+
+
+@pytest.mark.rules("SNAPSHOT.TIME_TRAVEL", "LOG.NEW_TABLE", "CHECKPOINT.READ")
+def test_log_starting_at_a_checkpoint(fixtures_dir):
+    for name, checkpoint in (
+        ("dat-no-replay", 2),
+        ("rs-checkpoint-cdf-log-starts-at-checkpoint", 3),
+    ):
+        log = DeltaLog(str(fixtures_dir / name))
+        assert log.snapshot(checkpoint).checkpoint_version == checkpoint
+        with pytest.raises(VersionNotFoundError):
+            log.snapshot(checkpoint - 1)
+
+
+@pytest.mark.rules("SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE")
+def test_reconciliation_cases(fixtures_dir):
+    re_added = DeltaLog(str(fixtures_dir / "golden-delete-re-add-same-path")).snapshot()
+    assert {path for path, _ in re_added.files} == {"foo", "bar"}  # the source test's answer
+    keyed = DeltaLog(str(fixtures_dir / "golden-dv-key-cases")).snapshot()
+    (only,) = keyed.files.values()
+    assert only.deletion_vector is not None
+    # the same path with three earlier DVs: three tombstones, each under its own (path, dvId)
+    tombstone_keys = {
+        r.key
+        for r in DeltaLog(str(fixtures_dir / "golden-dv-key-cases"), clock=lambda: 0)
+        .snapshot()
+        .tombstones.values()
+    }
+    assert len(tombstone_keys) == 3
+    assert {path for path, _ in tombstone_keys} == {only.path}
+    assert only.key not in tombstone_keys
+
+
+@pytest.mark.rules("SNAPSHOT.APP_TXN", "SNAPSHOT.DOMAIN_METADATA")
+def test_app_transactions_and_domains(fixtures_dir):
+    txns = DeltaLog(str(fixtures_dir / "golden-txn-cdc-manual")).snapshot().app_transactions
+    assert {a: (t.version, t.last_updated) for a, t in txns.items()} == {"fakeAppId": (3, 200)}
+    old = DeltaLog(str(fixtures_dir / "spark-delta-0.1.0")).snapshot()
+    assert [t.last_updated for t in old.app_transactions.values()] == [None]
+    multi = DeltaLog(str(fixtures_dir / "krs-multipart-checkpoint-txn")).snapshot()
+    assert len(multi.app_transactions) == 2
+    domains = DeltaLog(str(fixtures_dir / "pr-domain-metadata")).snapshot().domains
+    assert {d: m.configuration for d, m in domains.items()} == {
+        "testDomain1": '{"key1":"10"}',
+        "testDomain3": "",
+    }
+    clustered = DeltaLog(str(fixtures_dir / "pr-clustered-v2-checkpoint")).snapshot()
+    assert set(clustered.domains) == {"delta.clustering"}
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY")
+def test_in_commit_timestamps(fixtures_dir):
+    ict = DeltaLog(str(fixtures_dir / "rs-cdf-ict"))
+    # hand-edited: v1's in-commit timestamp is a year before v0's
+    assert ict.snapshot(1).timestamp == 1683874206883
+    assert ict.snapshot(0).timestamp == 1783874203271
+    clean = DeltaLog(str(fixtures_dir / "pr-ict-deletion-vectors"))
+    stamps = [clean.snapshot(v).timestamp for v in range(5)]
+    assert stamps == sorted(stamps)
+    plain = DeltaLog(str(fixtures_dir / "golden-basic-merge"))
+    log_file = fixtures_dir / "golden-basic-merge" / "_delta_log" / "00000000000000000001.json"
+    assert plain.snapshot().timestamp == log_file.stat().st_mtime_ns // 1_000_000
+
+
+@pytest.mark.rules("SNAPSHOT.PROTOCOL_METADATA")
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [(n, lbl) for n, lbl in EXPECTED if n.startswith("dat-")],
+)
+def test_dat_table_version_metadata(fixtures_dir, name, label):
+    """DAT cases state the protocol versions and properties at each version."""
+    meta = json.loads(
+        (fixtures_dir / "_expected" / name / label / "table_version_metadata.json").read_text()
+    )
+    snapshot = DeltaLog(str(fixtures_dir / name)).snapshot(_label_version(name, label))
+    assert snapshot.version == meta["version"]
+    assert snapshot.protocol.min_reader_version == meta["min_reader_version"]
+    assert snapshot.protocol.min_writer_version == meta["min_writer_version"]
+    assert snapshot.metadata.configuration == meta["properties"]
+
+
+# --- scanning ------------------------------------------------------------------------------------
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
+_DV_MAGIC = 1681511377
+
+
+def z85_decode(text: str) -> bytes:
+    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs)."""
+    if len(text) % 5:
+        raise ValueError(f"Z85 text length {len(text)} is not a multiple of 5")
+    out = bytearray()
+    for start in range(0, len(text), 5):
+        value = 0
+        for char in text[start : start + 5]:
+            value = value * 85 + _Z85_INDEX[char]
+        out += value.to_bytes(4, "big")
+    return bytes(out)
+
+
+def _roaring32(data: bytes, pos: int) -> tuple[list[int], int]:
+    """One portable 32-bit RoaringBitmap at ``pos``: its values and the end position."""
+    (cookie,) = struct.unpack_from("<I", data, pos)
+    run_flags: bytes | None = None
+    if cookie & 0xFFFF == 12347:  # SERIAL_COOKIE: has run containers
+        count = (cookie >> 16) + 1
+        pos += 4
+        run_flags = data[pos : pos + (count + 7) // 8]
+        pos += (count + 7) // 8
+    elif cookie == 12346:  # SERIAL_COOKIE_NO_RUNCONTAINER
+        (count,) = struct.unpack_from("<I", data, pos + 4)
+        pos += 8
+    else:
+        raise ValueError(f"not a RoaringBitmap (cookie {cookie})")
+    header = [struct.unpack_from("<HH", data, pos + 4 * i) for i in range(count)]
+    pos += 4 * count
+    if run_flags is None or count >= 4:
+        pos += 4 * count  # container offsets
+    values: list[int] = []
+    for i, (key, card_minus_one) in enumerate(header):
+        high = key << 16
+        if run_flags is not None and run_flags[i // 8] >> (i % 8) & 1:
+            (runs,) = struct.unpack_from("<H", data, pos)
+            pos += 2
+            for r in range(runs):
+                start, length = struct.unpack_from("<HH", data, pos + 4 * r)
+                values.extend(high | v for v in range(start, start + length + 1))
+            pos += 4 * runs
+        elif card_minus_one + 1 > 4096:
+            words = struct.unpack_from("<1024Q", data, pos)
+            pos += 8192
+            for w, word in enumerate(words):
+                while word:
+                    low = word & -word
+                    values.append(high | (w * 64 + low.bit_length() - 1))
+                    word ^= low
+        else:
+            card = card_minus_one + 1
+            values.extend(high | v for v in struct.unpack_from(f"<{card}H", data, pos))
+            pos += 2 * card
+    return values, pos
+
+
+def roaring_array(blob: bytes) -> set[int]:
+    """Delta's serialised DV: magic number, then a portable 64-bit RoaringBitmap."""
+    (magic,) = struct.unpack_from("<i", blob, 0)
+    if magic != _DV_MAGIC:
+        raise ValueError(f"bad deletion vector magic {magic}")
+    (buckets,) = struct.unpack_from("<Q", blob, 4)
+    pos = 12
+    rows: set[int] = set()
+    for _ in range(buckets):
+        (key,) = struct.unpack_from("<I", blob, pos)
+        values, pos = _roaring32(blob, pos + 4)
+        rows.update((key << 32) | v for v in values)
+    return rows
+
+
+def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
+    """The row indexes a deletion vector removes (storage types u, p and i)."""
+    if dv.storage_type == "i":
+        blob = z85_decode(dv.path_or_inline_dv)[: dv.size_in_bytes]
+    else:
+        if dv.storage_type == "u":
+            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+            path = root / prefix / name if prefix else root / name
+        elif dv.storage_type == "p":
+            path = Path(codec.decode_path(dv.path_or_inline_dv.removeprefix("file:")))
+        else:
+            raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
+        data = path.read_bytes()
+        offset = dv.offset or 0
+        (size,) = struct.unpack_from(">i", data, offset)
+        blob = data[offset + 4 : offset + 4 + size]
+    rows = roaring_array(blob)
+    assert len(rows) == dv.cardinality
+    return rows
+
+
+_SIMPLE_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+}
+
+
+def arrow_type(delta_type: Any) -> pa.DataType | None:
+    """The Arrow type of a primitive Delta type (None for nested types: read as stored)."""
+    if isinstance(delta_type, str):
+        if delta_type in _SIMPLE_TYPES:
+            return _SIMPLE_TYPES[delta_type]
+        match = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", delta_type)
+        if match:
+            return pa.decimal128(int(match[1]), int(match[2]))
+    return None
+
+
+def _physical(field: dict[str, Any], mode: str) -> str:
+    if mode == "none":
+        return str(field["name"])
+    return str(field["metadata"].get("delta.columnMapping.physicalName", field["name"]))
+
+
+def _file_column(data: pa.Table, field: dict[str, Any], mode: str) -> pa.ChunkedArray | None:
+    name = _physical(field, mode)
+    if name in data.column_names:
+        return data.column(name)
+    field_id = field.get("metadata", {}).get("delta.columnMapping.id")
+    if mode == "id" and field_id is not None:
+        for i, parquet_field in enumerate(data.schema):
+            meta = parquet_field.metadata or {}
+            if meta.get(b"PARQUET:field_id") == str(field_id).encode():
+                return data.column(i)
+    return None
+
+
+def scan(snapshot: Snapshot, root: Path, session_zone: timedelta | None = None) -> pa.Table:
+    """All rows of the snapshot: every live file read, partition values added, DVs applied."""
+    fields = json.loads(snapshot.metadata.schema_string or '{"fields": []}')["fields"]
+    mode = snapshot.metadata.configuration.get("delta.columnMapping.mode", "none")
+    partition_columns = set(snapshot.partition_columns)
+    pieces: list[pa.Table] = []
+    for add in snapshot.files.values():
+        pieces.append(_scan_file(add, root, fields, mode, partition_columns, session_zone))
+    if not pieces:
+        names = [f["name"] for f in fields]
+        types = [arrow_type(f["type"]) or pa.null() for f in fields]
+        return pa.table({n: pa.array([], t) for n, t in zip(names, types, strict=True)})
+    return pa.concat_tables(pieces, promote_options="permissive")
+
+
+def _scan_file(
+    add: AddFile,
+    root: Path,
+    fields: list[dict[str, Any]],
+    mode: str,
+    partition_columns: set[str],
+    session_zone: timedelta | None,
+) -> pa.Table:
+    data = pq.read_table(root / codec.decode_path(add.path))
+    rows = data.num_rows
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for field in fields:
+        name = field["name"]
+        kind = arrow_type(field["type"])
+        if name in partition_columns:
+            raw = add.partition_values.get(_physical(field, mode))
+            value = codec.decode_partition_value(raw, field["type"])
+            if session_zone is not None and field["type"] == "timestamp" and value is not None:
+                value -= session_zone
+            columns[name] = pa.array([value] * rows, type=kind)
+            continue
+        column = _file_column(data, field, mode)
+        if column is None:
+            columns[name] = pa.nulls(rows, kind or pa.null())
+        else:
+            columns[name] = column.cast(kind) if kind is not None else column
+    table = pa.table(columns) if columns else pa.table({"_": pa.nulls(rows)}).drop(["_"])
+    if add.deletion_vector is not None:
+        deleted = deleted_rows(root, add.deletion_vector)
+        keep = pa.array([i not in deleted for i in range(rows)], type=pa.bool_())
+        table = table.filter(keep)
+    return table
+
+
+def _row_key(row: tuple[Any, ...]) -> str:
+    return repr(row)
+
+
+def _rows(table: pa.Table, names: list[str]) -> list[tuple[Any, ...]]:
+    columns = [table.column(n).to_pylist() for n in names]
+    return sorted(zip(*columns, strict=True), key=_row_key) if columns else []
+
+
+@pytest.mark.rules(
+    "SNAPSHOT.REPLAY", "SNAPSHOT.FILE_KEY", "SNAPSHOT.TIME_TRAVEL", "CHECKPOINT.READ"
+)
+@pytest.mark.parametrize(("name", "label"), EXPECTED)
+def test_fixture_scan_matches_expected_rows(fixtures_dir, name, label):
+    root = _root(fixtures_dir, name)
+    snapshot = DeltaLog(str(root)).snapshot(_label_version(name, label))
+    expected = pq.read_table(fixtures_dir / "_expected" / name / label / "table_content")
+    zone = SCAN_SESSION_ZONE.get(name, (None, ""))[0]
+    try:
+        ours = scan(snapshot, root, zone)
+    except UnsupportedFeatureError as unsupported:
+        pytest.skip(f"{name}: {unsupported}")
+    names = expected.column_names
+    assert set(names) <= set(ours.column_names), (names, ours.column_names)
+    cast = (
+        pa.table({n: ours.column(n).cast(expected.schema.field(n).type) for n in names})
+        if ours.num_rows
+        else expected.schema.empty_table()
+    )
+    assert ours.num_rows == expected.num_rows
+    assert _rows(cast, names) == _rows(expected, names)
+
+
+@pytest.mark.rules("SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE", "CHECKPOINT.READ")
+def test_many_deletion_vector_versions_scan(fixtures_dir):
+    """kernel DeletionVectorSuite's answer: ids 0..499 except multiples of 11 (454 rows)."""
+    root = fixtures_dir / "kernel-dv-many-versions"
+    rows = scan(DeltaLog(str(root)).snapshot(), root)
+    assert sorted(rows.column("id").to_pylist()) == [i for i in range(500) if i % 11]
+
+
+# --- delta-rs ------------------------------------------------------------------------------------
+
+
+def _delta_rs_state(root: Path, version: int | None) -> tuple[Any, list[str], list[str]]:
+    table = deltalake.DeltaTable(str(root), version=version)
+    actions = pa.table(table.get_add_actions(flatten=False))
+    return table, sorted(actions.column("path").to_pylist()), sorted(table.file_uris())
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY", "SNAPSHOT.RECONCILE", "SNAPSHOT.APP_TXN", "CHECKPOINT.READ")
+@pytest.mark.parametrize("name", LOADABLE)
+def test_fixture_state_matches_delta_rs(fixtures_dir, name):
+    if name in DELTA_RS_CANNOT_READ:
+        pytest.skip(f"delta-rs cannot read {name}: {DELTA_RS_CANNOT_READ[name]}")
+    root = _root(fixtures_dir, name)
+    log = DeltaLog(str(root))
+    for version in [None, *_versions_with_expected_data(name)]:
+        snapshot = log.snapshot(version)
+        table, paths, uris = _delta_rs_state(root, version)
+        assert table.version() == snapshot.version
+        assert sorted(add.path for add in snapshot.files.values()) == paths
+        ours_uris = sorted(
+            os.path.join(str(root), codec.decode_path(add.path)) for add in snapshot.files.values()
+        )
+        assert [os.path.normpath(u) for u in ours_uris] == [
+            os.path.normpath(u.removeprefix("file://")) for u in uris
+        ]
+        protocol = table.protocol()
+        assert protocol.min_reader_version == snapshot.protocol.min_reader_version
+        assert protocol.min_writer_version == snapshot.protocol.min_writer_version
+        metadata = table.metadata()
+        assert metadata.id == snapshot.metadata.id
+        assert list(metadata.partition_columns) == list(snapshot.partition_columns)
+        assert dict(metadata.configuration) == snapshot.metadata.configuration
+        for app_id, txn in snapshot.app_transactions.items():
+            assert table.transaction_version(app_id) == txn.version
