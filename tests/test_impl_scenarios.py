@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import cited_by_tests
 
 from deltaspec.conformance.adapters.impl import Unsupported, run_in
 from deltaspec.conformance.scenarios import Scenario, judge, load_scenarios
+from deltaspec.rules import load_rules
 
 SCENARIOS = load_scenarios()
 
@@ -20,3 +22,15 @@ def test_scenario_passes_on_the_impl(scenario: Scenario, tmp_path: Path) -> None
         pytest.skip(f"impl adapter: {reason}")
     verdict = judge(scenario, result)
     assert verdict.passed, "\n".join(verdict.failures)
+
+
+def test_every_rule_is_checked_on_the_impl() -> None:
+    """Each rule has an impl test (tests/test_impl_*.py) or a vector the impl runs."""
+    run_on_impl = {
+        rule
+        for s in SCENARIOS
+        if not any("try_write" in step or "resolve" in step for step in s.data["steps"])
+        for rule in s.rules
+    }
+    cited = cited_by_tests(Path(__file__).parent, "test_impl_*.py") | run_on_impl
+    assert not sorted({rule.id for rule in load_rules()} - cited)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import cited_by_tests
 
 from deltaspec.conformance.scenarios import Scenario, load_scenarios, schema
 from deltaspec.model.outcomes import ConflictKind, ErrorKind
@@ -16,20 +16,6 @@ from deltaspec.rules import SpecError, load_rules, parse_rules, spec_root
 
 TESTS = Path(__file__).resolve().parent
 MATRIX_OPS = ["INSERT", "UPDATE", "DELETE", "MERGE", "COMPACTION"]
-
-
-def cited_by_tests(root: Path = TESTS) -> set[str]:
-    """Rule IDs named in ``pytest.mark.rules(...)`` anywhere under ``root``."""
-    cited: set[str] = set()
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "rules"
-            ):
-                cited |= {a.value for a in node.args if isinstance(a, ast.Constant)}
-    return cited
 
 
 def data(name: str) -> Any:
@@ -58,7 +44,7 @@ def test_a_malformed_rule_heading_is_an_error() -> None:
 
 
 def test_every_rule_is_checked_by_a_test_or_a_scenario(scenarios: list[Scenario]) -> None:
-    cited = cited_by_tests() | {rule for s in scenarios for rule in s.rules}
+    cited = cited_by_tests(TESTS) | {rule for s in scenarios for rule in s.rules}
     unchecked = sorted({rule.id for rule in load_rules()} - cited)
     assert not unchecked, f"rules with neither a test nor a scenario: {unchecked}"
 
