@@ -15,7 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from deltaspec import __version__
 from deltaspec.impl import checkpoint, codec, errors, predicates, protocol
@@ -87,12 +87,13 @@ def _file_actions(actions: Iterable[Action]) -> list[AddFile | RemoveFile | AddC
 
 
 class OptimisticTransaction:
-    """One transaction on ``log`` reading ``snapshot`` (default: latest; none for a new table)."""
+    """One transaction on ``log`` reading ``snapshot``: the latest by default (none if the table
+    does not exist yet); ``None`` writes as if no table existed (read version -1)."""
 
     def __init__(
         self,
         log: DeltaLog,
-        snapshot: Snapshot | None = None,
+        snapshot: Snapshot | Literal["latest"] | None = "latest",
         *,
         release: Release | None = None,
         clock: Callable[[], int] = wall_clock_ms,
@@ -100,12 +101,12 @@ class OptimisticTransaction:
         self.log = log
         self.release = release or Release()
         self.clock = clock
-        if snapshot is None:
+        if snapshot == "latest":
             try:
                 snapshot = log.snapshot()
             except errors.TableNotFoundError:
                 snapshot = None
-        self.snapshot = snapshot
+        self.snapshot: Snapshot | None = snapshot
         self.txn_id = str(uuid.uuid4())
         self._predicates: list[predicates.Expr] = []
         self._files: dict[str, AddFile] = {}

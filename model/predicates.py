@@ -121,12 +121,6 @@ def columns(predicate: Predicate) -> frozenset[str]:
     return frozenset()
 
 
-def conjuncts(predicate: Predicate) -> tuple[Predicate, ...]:
-    if isinstance(predicate, And):
-        return tuple(c for child in predicate.children for c in conjuncts(child))
-    return (predicate,)
-
-
 def conjunction(parts: Iterable[Predicate]) -> Predicate:
     items = tuple(p for p in parts if not isinstance(p, TrueExpr))
     if not items:

@@ -238,8 +238,6 @@ def run_in(root: Path, scenario: Scenario) -> RunResult:
                 outcomes[name] = _outcome(error)
                 continue
             txn = OptimisticTransaction(log, snapshot, release=release, clock=lambda: clock["now"])
-            if snapshot is None:
-                txn.snapshot = None
             _reads(txn, spec.get("reads", []))
             txn.stage(to_action(a, snapshot, clock["now"]) for a in spec.get("actions", []))
             txns[name] = txn
