@@ -60,7 +60,6 @@ class CurrentTransactionInfo:
     """The committing transaction as the checks see it (protocol and metadata get rebased)."""
 
     table: str
-    read_version: int
     read_protocol: Protocol | None
     read_metadata: Metadata | None
     reads: ReadSet

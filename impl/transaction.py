@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -38,7 +37,7 @@ from deltaspec.impl.conflicts import (
     check_winning_commit,
 )
 from deltaspec.impl.releases import Release
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
 from deltaspec.impl.storage import commit_name
 
 LOG = logging.getLogger(__name__)
@@ -61,10 +60,6 @@ CHANGES_DATA = frozenset(
         "CREATE TABLE AS SELECT",
     }
 )
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -193,17 +188,14 @@ class OptimisticTransaction:
             deduplicated: list[Action] = []
             for action in actions:
                 if isinstance(action, SetTransaction):
-                    seen = versions.setdefault(action.app_id, action.version)
-                    if seen != action.version:
-                        raise self._error(
-                            errors.DuplicateSetTransactionError,
-                            f"two versions for app id {action.app_id}",
-                        )
-                    if any(
-                        isinstance(d, SetTransaction) and d.app_id == action.app_id
-                        for d in deduplicated
-                    ):
+                    if action.app_id in versions:
+                        if versions[action.app_id] != action.version:
+                            raise self._error(
+                                errors.DuplicateSetTransactionError,
+                                f"two versions for app id {action.app_id}",
+                            )
                         continue
+                    versions[action.app_id] = action.version
                 deduplicated.append(action)
             actions = deduplicated
         metadatas = [a for a in actions if isinstance(a, Metadata)]
@@ -352,7 +344,6 @@ class OptimisticTransaction:
         metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
         current = CurrentTransactionInfo(
             table=self.log.table_path,
-            read_version=self.read_version,
             read_protocol=None if self.snapshot is None else self.snapshot.protocol,
             read_metadata=None if self.snapshot is None else self.snapshot.metadata,
             reads=ReadSet(
