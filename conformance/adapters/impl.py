@@ -1,19 +1,26 @@
-"""Runs scenario vectors on the production implementation (``deltaspec.impl``), on real files.
+"""The production implementation (``deltaspec.impl``) behind the adapter interface.
 
-Each scenario gets a fresh table directory; every commit goes through
-``OptimisticTransaction`` and ``LocalLogStore`` exactly as a user's would. The
-impl commits atomically from the caller's point of view, so the fine-grained
-steps ``try_write`` and ``resolve`` are not available: such scenarios raise
-``Unsupported``.
+Each table gets its own directory; every commit goes through ``OptimisticTransaction``
+and ``LocalLogStore`` exactly as a user's would.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.scenarios import Json, RunResult, Scenario, schema_string
+from deltaspec.conformance.adapters.base import (
+    ACTION_LEVEL,
+    Capability,
+    Json,
+    TableSetup,
+    Unsupported,
+    WriterSpec,
+)
+from deltaspec.conformance.runner import run_scenario
+from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
 from deltaspec.impl import codec, errors, predicates
 from deltaspec.impl.actions import (
     Action,
@@ -29,15 +36,11 @@ from deltaspec.impl.actions import (
 )
 from deltaspec.impl.checkpoint import checkpoint_version
 from deltaspec.impl.releases import CURRENT, Release
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot import DeltaLog, Snapshot, is_checkpoint_name, log_file_version
 from deltaspec.impl.storage import LocalLogStore, commit_name
 from deltaspec.impl.transaction import Operation, OptimisticTransaction
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
-
-
-class Unsupported(Exception):
-    """The scenario needs a step this adapter cannot take."""
 
 
 def _protocol(data: Json) -> Protocol:
@@ -165,7 +168,10 @@ def _snapshot_json(snapshot: Snapshot) -> Json:
         "files": sorted(path for path, _ in snapshot.files),
         "app_txns": {app: t.version for app, t in sorted(snapshot.app_transactions.items())},
         "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
+        "tombstones": sorted(path for path, _ in snapshot.tombstones),
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
+        "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
+        "partition_columns": list(snapshot.partition_columns),
         "protocol": {},
     }
     if protocol is not None:
@@ -180,95 +186,124 @@ def _snapshot_json(snapshot: Snapshot) -> Json:
     return out
 
 
-def _reads(txn: OptimisticTransaction, reads: list[Json]) -> None:
-    for read in reads:
-        if "filter" in read:
-            filters = [predicates.expr(f) for f in read["filter"]]
-            txn.filter_files(filters, read.get("files"))
-            continue
-        if "predicate" in read:
-            txn.track_read_predicate(predicates.expr(read["predicate"]))
-        if "files" in read:
-            txn.track_files_read(read["files"])
-        if read.get("whole_table"):
-            txn.read_whole_table()
-        if "app_id" in read:
-            txn.txn_version(read["app_id"])
+def record_read(txn: OptimisticTransaction, read: Json) -> None:
+    """One element of a writer's ``reads`` (spec/scenarios.md)."""
+    if "filter" in read:
+        txn.filter_files([predicates.expr(f) for f in read["filter"]], read.get("files"))
+        return
+    if "predicate" in read:
+        txn.track_read_predicate(predicates.expr(read["predicate"]))
+    if "files" in read:
+        txn.track_files_read(read["files"])
+    if read.get("whole_table"):
+        txn.read_whole_table()
+    if "app_id" in read:
+        txn.txn_version(read["app_id"])
+
+
+class ImplAdapter:
+    """The production log on real files under ``root``, one ``OptimisticTransaction`` per writer.
+
+    The impl commits atomically from the caller's point of view, so the commit loop cannot
+    be stepped (no ``Capability.COMMIT_STEPS``).
+    """
+
+    name = "impl"
+    capabilities = ACTION_LEVEL - {Capability.COMMIT_STEPS}
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.now = 0
+        self.store = LocalLogStore(root)
+        self.log = DeltaLog(str(root), store=self.store, clock=self.clock)
+        self.release = Release.parse(CURRENT)
+        self.txns: dict[str, tuple[OptimisticTransaction, WriterSpec]] = {}
+
+    def clock(self) -> int:
+        return self.now
+
+    def create(self, setup: TableSetup) -> None:
+        confs: dict[str, Any] = {}
+        if "maxCommitAttempts" in setup.config:
+            confs["max_commit_attempts"] = setup.config["maxCommitAttempts"]
+        if "skipRecordingEmptyCommits" in setup.config:
+            confs["skip_recording_empty_commits"] = setup.config["skipRecordingEmptyCommits"]
+        self.release = Release.parse(setup.profile or CURRENT, **confs)
+        if setup.table is not None:
+            self.store.write_new(commit_name(0), codec.encode_commit(_initial_commit(setup.table)))
+        for commit in setup.commits:
+            version = self.log.latest_version() + 1
+            base = self.log.snapshot() if version > 0 else None
+            actions = [to_action(a, base, 0) for a in commit]
+            self.store.write_new(commit_name(version), codec.encode_commit(actions))
+
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+        self.now = now
+        try:
+            snapshot = None if version == -1 else self.log.snapshot(version)
+        except errors.TableNotFoundError as error:
+            if version is not None:
+                return _outcome(error)
+            snapshot = None
+        except errors.DeltaError as error:
+            return _outcome(error)
+        txn = OptimisticTransaction(self.log, snapshot, release=self.release, clock=self.clock)
+        self.txns[writer] = (txn, spec)
+        return None
+
+    def read(self, writer: str, read: Json) -> None:
+        record_read(self.txns[writer][0], read)
+
+    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+        self.now = now
+        txn = self.txns[writer][0]
+        txn.stage(to_action(a, txn.snapshot, now) for a in actions)
+
+    def commit(self, writer: str, now: int) -> Json:
+        self.now = now
+        txn, spec = self.txns[writer]
+        operation = Operation(spec.operation, changes_data=spec.changes_data)
+        try:
+            if spec.commit_if_needed:
+                landed = txn.commit_if_needed(operation=operation)
+            else:
+                landed = txn.commit(operation=operation)
+        except errors.DeltaError as error:
+            return _outcome(error)
+        if landed is None:
+            return {"skipped": True}
+        info = next(a for a in self.log.read_commit(landed) if isinstance(a, CommitInfo))
+        return {"committed": landed, "commit_info": dict(info.fields)}
+
+    def try_write(self, writer: str, now: int) -> Json:
+        raise Unsupported("the impl's commit loop cannot be stepped")
+
+    def resolve(self, writer: str) -> Json:
+        raise Unsupported("the impl's commit loop cannot be stepped")
+
+    def checkpoint(self, version: int, now: int) -> None:
+        self.now = now
+        checkpoint_version(self.log, version, now_ms=now)
+
+    def snapshot(self, version: int | None = None) -> Json:
+        try:
+            return _snapshot_json(self.log.snapshot(version))
+        except errors.TableNotFoundError:
+            return {} if version not in (None, -1) else {"version": -1}
+        except errors.DeltaError:  # one a reader must refuse (no metadata before v0.7)
+            return {}
+
+    def checkpoints(self) -> tuple[int, ...]:
+        names = [info.name for info in self.store.list_from()]
+        versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
+        return tuple(sorted(v for v in versions if v is not None))
+
+    def close(self) -> None:
+        self.txns.clear()
 
 
 def run_in(root: Path, scenario: Scenario) -> RunResult:
-    data = scenario.data
-    if any("try_write" in s or "resolve" in s for s in data["steps"]):
-        raise Unsupported("fine-grained commit steps (try_write / resolve)")
-    config = data.get("config", {})
-    confs: dict[str, Any] = {}
-    if "maxCommitAttempts" in config:
-        confs["max_commit_attempts"] = config["maxCommitAttempts"]
-    if "skipRecordingEmptyCommits" in config:
-        confs["skip_recording_empty_commits"] = config["skipRecordingEmptyCommits"]
-    release = Release.parse(data.get("profile", CURRENT), **confs)
-    store = LocalLogStore(root)
-    setup = [_initial_commit(data["table"])] if "table" in data else []
-    clock = {"now": 0}
-    log = DeltaLog(str(root), store=store, clock=lambda: clock["now"])
-    for version, actions in enumerate(setup):
-        store.write_new(commit_name(version), codec.encode_commit(actions))
-    for commit in data.get("commits", []):
-        base = log.snapshot()
-        version = base.version + 1
-        store.write_new(
-            commit_name(version), codec.encode_commit([to_action(a, base, 0) for a in commit])
-        )
-    txns: dict[str, OptimisticTransaction] = {}
-    outcomes: dict[str, Json] = {}
-    for index, step in enumerate(data["steps"]):
-        clock["now"] = step.get("time", index)
-        if "begin" in step:
-            name = step["begin"]
-            spec = data["writers"][name]
-            at = step.get("version")
-            try:
-                snapshot = None if at == -1 else log.snapshot(at)
-            except errors.TableNotFoundError as error:
-                if at is not None:
-                    outcomes[name] = _outcome(error)
-                    continue
-                snapshot = None
-            except errors.DeltaError as error:
-                outcomes[name] = _outcome(error)
-                continue
-            txn = OptimisticTransaction(log, snapshot, release=release, clock=lambda: clock["now"])
-            _reads(txn, spec.get("reads", []))
-            txn.stage(to_action(a, snapshot, clock["now"]) for a in spec.get("actions", []))
-            txns[name] = txn
-            outcomes[name] = {"pending": True}
-        elif "commit" in step:
-            name = step["commit"]
-            spec = data["writers"][name]
-            operation = Operation(
-                spec.get("operation", "WRITE"), changes_data=spec.get("changes_data")
-            )
-            txn = txns[name]
-            try:
-                if spec.get("commit_if_needed", True):
-                    landed = txn.commit_if_needed(operation=operation)
-                else:
-                    landed = txn.commit(operation=operation)
-            except errors.DeltaError as error:
-                outcomes[name] = _outcome(error)
-                continue
-            if landed is None:
-                outcomes[name] = {"skipped": True}
-                continue
-            info = next(a for a in log.read_commit(landed) if isinstance(a, CommitInfo))
-            outcomes[name] = {"committed": landed, "commit_info": dict(info.fields)}
-        elif "checkpoint" in step:
-            checkpoint_version(log, step["checkpoint"], now_ms=clock["now"])
-    try:
-        final = _snapshot_json(log.snapshot())
-    except errors.DeltaError:  # no table, or one a reader must refuse (no metadata before v0.7)
-        final = {}
-    return RunResult(outcomes, final)
+    return run_scenario(ImplAdapter(root), scenario)
 
 
 def run(scenario: Scenario) -> RunResult:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from deltaspec.conformance.scenarios import Json, RunResult, Scenario, schema_string
+from deltaspec.conformance.adapters.base import ACTION_LEVEL, Json, TableSetup, WriterSpec
+from deltaspec.conformance.runner import run_scenario
+from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
 from deltaspec.model import machine as m
 from deltaspec.model import transaction as t
 from deltaspec.model.actions import (
@@ -21,6 +24,7 @@ from deltaspec.model.actions import (
     pairs,
     str_pairs,
 )
+from deltaspec.model.checkpoint import needs_checkpoint
 from deltaspec.model.log import Log
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
 from deltaspec.model.predicates import parse
@@ -163,28 +167,19 @@ def initial_commit(table: Json) -> tuple[Action, ...]:
     )
 
 
-def _record_reads(txn: t.Transaction, reads: list[Json]) -> t.Transaction:
-    for read in reads:
-        if "filter" in read:
-            txn = t.filter_files(txn, [parse(p) for p in read["filter"]], read.get("files"))
-            continue
-        if "predicate" in read:
-            txn = t.track_predicate(txn, parse(read["predicate"]))
-        if "files" in read:
-            txn = t.track_files(txn, read["files"])
-        if read.get("whole_table"):
-            txn = t.read_whole_table(txn)
-        if "app_id" in read:
-            txn, _ = t.txn_version(txn, read["app_id"])
+def record_read(txn: t.Transaction, read: Json) -> t.Transaction:
+    """One element of a writer's ``reads`` (spec/scenarios.md)."""
+    if "filter" in read:
+        return t.filter_files(txn, [parse(p) for p in read["filter"]], read.get("files"))
+    if "predicate" in read:
+        txn = t.track_predicate(txn, parse(read["predicate"]))
+    if "files" in read:
+        txn = t.track_files(txn, read["files"])
+    if read.get("whole_table"):
+        txn = t.read_whole_table(txn)
+    if "app_id" in read:
+        txn, _ = t.txn_version(txn, read["app_id"])
     return txn
-
-
-def _reads_and_actions(spec: Json, now: int) -> Callable[[t.Transaction], t.Transaction]:
-    def record(txn: t.Transaction) -> t.Transaction:
-        staged = [action(a, txn.read_snapshot, now) for a in spec.get("actions", [])]
-        return t.stage(_record_reads(txn, spec.get("reads", [])), staged)
-
-    return record
 
 
 def outcome_json(outcome: Outcome, machine: m.Machine) -> Json:
@@ -226,6 +221,8 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "app_txns": {app: txn.version for app, txn in sorted(snapshot.app_txns.items())},
         "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
+        "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
+        "partition_columns": list(snapshot.partition_columns),
         "protocol": {} if protocol is None else {
             "minReaderVersion": protocol.min_reader_version,
             "minWriterVersion": protocol.min_writer_version,
@@ -237,24 +234,6 @@ def snapshot_json(snapshot: Snapshot) -> Json:
     }  # fmt: skip
 
 
-def build_machine(scenario: Scenario) -> m.Machine:
-    """The scenario's profile and its log before the first step: ``table`` then ``commits``."""
-    data = scenario.data
-    config = data.get("config", {})
-    confs: dict[str, int | bool] = {}
-    if "maxCommitAttempts" in config:
-        confs["max_commit_attempts"] = config["maxCommitAttempts"]
-    if "skipRecordingEmptyCommits" in config:
-        confs["skip_recording_empty_commits"] = config["skipRecordingEmptyCommits"]
-    log = Log()
-    if "table" in data:
-        log = _append(log, initial_commit(data["table"]))
-    for commit in data.get("commits", []):
-        base = log.snapshot() or Snapshot()
-        log = _append(log, tuple(action(a, base, now=0) for a in commit))
-    return m.Machine(profile=profile(data.get("profile"), **confs), log=log)
-
-
 def _append(log: Log, actions: tuple[Action, ...]) -> Log:
     appended = log.put_if_absent(log.latest_version + 1, actions, timestamp=0)
     if appended is None:
@@ -262,36 +241,84 @@ def _append(log: Log, actions: tuple[Action, ...]) -> Log:
     return appended
 
 
+class ModelAdapter:
+    """The pure model behind the adapter interface; each call advances an immutable Machine.
+
+    After a successful commit it records the checkpoint that CHECKPOINT.INTERVAL asks for.
+    """
+
+    name = "model"
+    capabilities = ACTION_LEVEL
+
+    def __init__(self) -> None:
+        self.machine = m.Machine()
+
+    def create(self, setup: TableSetup) -> None:
+        confs: dict[str, int | bool] = {}
+        if "maxCommitAttempts" in setup.config:
+            confs["max_commit_attempts"] = setup.config["maxCommitAttempts"]
+        if "skipRecordingEmptyCommits" in setup.config:
+            confs["skip_recording_empty_commits"] = setup.config["skipRecordingEmptyCommits"]
+        log = Log()
+        if setup.table is not None:
+            log = _append(log, initial_commit(setup.table))
+        for commit in setup.commits:
+            base = log.snapshot() or Snapshot()
+            log = _append(log, tuple(action(a, base, now=0) for a in commit))
+        self.machine = m.Machine(profile=profile(setup.profile, **confs), log=log)
+
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+        operation = t.Operation(spec.operation, spec.changes_data)
+        began = m.begin(self.machine, writer, operation, version, spec.commit_if_needed)
+        if isinstance(began, Rejected):
+            return outcome_json(began, self.machine)
+        self.machine = began
+        return None
+
+    def read(self, writer: str, read: Json) -> None:
+        self.machine = m.update(self.machine, writer, lambda txn: record_read(txn, read))
+
+    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+        def staged(txn: t.Transaction) -> t.Transaction:
+            return t.stage(txn, [action(a, txn.read_snapshot, now) for a in actions])
+
+        self.machine = m.update(self.machine, writer, staged)
+
+    def _outcome(self, writer: str) -> Json:
+        outcome = m.outcome(self.machine, writer)
+        log = self.machine.log
+        if isinstance(outcome, Committed):
+            metadata = log.snapshots[outcome.version].metadata
+            if needs_checkpoint(outcome.version, metadata):
+                self.machine = replace(self.machine, log=log.with_checkpoint(outcome.version))
+        return outcome_json(outcome, self.machine)
+
+    def commit(self, writer: str, now: int) -> Json:
+        self.machine = m.commit(self.machine, writer, now)
+        return self._outcome(writer)
+
+    def try_write(self, writer: str, now: int) -> Json:
+        self.machine = m.try_write(self.machine, writer, now)
+        return self._outcome(writer)
+
+    def resolve(self, writer: str) -> Json:
+        self.machine = m.resolve(self.machine, writer)
+        return self._outcome(writer)
+
+    def checkpoint(self, version: int, now: int) -> None:
+        self.machine = replace(self.machine, log=self.machine.log.with_checkpoint(version))
+
+    def snapshot(self, version: int | None = None) -> Json:
+        snapshot = self.machine.log.snapshot(version)
+        return {} if snapshot is None else snapshot_json(snapshot)
+
+    def checkpoints(self) -> tuple[int, ...]:
+        return self.machine.log.checkpoints
+
+    def close(self) -> None:
+        pass
+
+
 def run(scenario: Scenario) -> RunResult:
     """Run ``scenario`` on the model and report outcomes in the vector's JSON shape."""
-    machine = build_machine(scenario)
-    writers = scenario.data["writers"]
-    rejected: dict[str, Json] = {}
-    for index, step in enumerate(scenario.data["steps"]):
-        now = step.get("time", index)
-        if "begin" in step:
-            name = step["begin"]
-            spec = writers[name]
-            operation = t.Operation(spec.get("operation", "WRITE"), spec.get("changes_data"))
-            began = m.begin(
-                machine, name, operation, step.get("version"), spec.get("commit_if_needed", True)
-            )
-            if isinstance(began, Rejected):
-                rejected[name] = outcome_json(began, machine)
-                continue
-            machine = began
-            machine = m.update(machine, name, _reads_and_actions(spec, now))
-        elif "commit" in step:
-            machine = m.commit(machine, step["commit"], now)
-        elif "try_write" in step:
-            machine = m.try_write(machine, step["try_write"], now)
-        elif "resolve" in step:
-            machine = m.resolve(machine, step["resolve"])
-        elif "checkpoint" in step:
-            machine = m.Machine(
-                machine.profile, machine.log.with_checkpoint(step["checkpoint"]), machine.writers
-            )
-    outcomes = {name: outcome_json(w.outcome, machine) for name, w in machine.writers.items()}
-    outcomes.update(rejected)
-    latest = machine.log.snapshot()
-    return RunResult(outcomes, snapshot_json(latest) if latest else {})
+    return run_scenario(ModelAdapter(), scenario)

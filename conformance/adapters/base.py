@@ -1,0 +1,130 @@
+"""The adapter interface: one small surface that every implementation under test offers.
+
+Everything crossing it is the scenario vectors' JSON (spec/scenarios.md): a table setup,
+reads, actions, outcomes and snapshots. That keeps the model, the production impl and
+later delta-rs, the Spark path or a program in another language interchangeable, and
+it makes any sequence of calls a scenario vector that can be written down and replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+Json = dict[str, Any]
+
+
+class Unsupported(Exception):
+    """The adapter cannot take this step (see its ``capabilities``)."""
+
+
+class Capability(Enum):
+    """What an adapter can be driven with."""
+
+    ACTIONS = "actions"
+    """Action level: arbitrary reads and staged actions, committed through the commit loop."""
+    COMMIT_STEPS = "commit_steps"
+    """``try_write`` / ``resolve``: the commit loop one pass at a time."""
+    CHECKPOINT = "checkpoint"
+    TIME_TRAVEL = "time_travel"
+    """``begin`` at an older version, and ``snapshot`` of any version."""
+    WRITE_APPEND = "write_append"
+    WRITE_OVERWRITE = "write_overwrite"
+    WRITE_REPLACE_WHERE = "write_replace_where"
+    DELETE = "delete"
+    UPDATE = "update"
+    MERGE = "merge"
+    COMPACTION = "compaction"
+    PROPERTY_CHANGE = "property_change"
+
+
+ACTION_LEVEL = frozenset(
+    {Capability.ACTIONS, Capability.CHECKPOINT, Capability.TIME_TRAVEL, Capability.COMMIT_STEPS}
+)
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """A scenario's world before its first step: release profile, session config, version 0
+    (``table``) and unchecked setup ``commits``."""
+
+    profile: str | None = None
+    config: Json = field(default_factory=dict)
+    table: Json | None = None
+    commits: tuple[tuple[Json, ...], ...] = ()
+
+    @classmethod
+    def of(cls, scenario: Json) -> TableSetup:
+        return cls(
+            scenario.get("profile"),
+            dict(scenario.get("config", {})),
+            scenario.get("table"),
+            tuple(tuple(c) for c in scenario.get("commits", [])),
+        )
+
+
+@dataclass(frozen=True)
+class WriterSpec:
+    """How a writer commits: operation name, changesData override, commitIfNeeded."""
+
+    operation: str = "WRITE"
+    changes_data: bool | None = None
+    commit_if_needed: bool = True
+
+    @classmethod
+    def of(cls, writer: Json) -> WriterSpec:
+        return cls(
+            writer.get("operation", "WRITE"),
+            writer.get("changes_data"),
+            writer.get("commit_if_needed", True),
+        )
+
+
+class Adapter(Protocol):
+    """An implementation under test. Writer names are unique within one table's life.
+
+    Outcomes and snapshots are returned in the scenario JSON shapes: an outcome is
+    ``{"committed": v, "commit_info": {...}}``, ``{"conflict": KIND, "winner": v}``,
+    ``{"error": KIND}``, ``{"skipped": true}`` or ``{"pending": true}``; a snapshot has
+    ``version``, ``files``, ``tombstones``, ``app_txns``, ``domains``, ``properties``,
+    ``schema``, ``partition_columns`` and ``protocol`` (``{}`` when there is no table).
+    """
+
+    name: str
+    capabilities: frozenset[Capability]
+
+    def create(self, setup: TableSetup) -> None:
+        """Start from ``setup``; called once, before anything else."""
+
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+        """Open ``writer``'s transaction on ``version`` (latest if None, no table if -1).
+        Returns None, or the failed outcome when that snapshot cannot be read."""
+
+    def read(self, writer: str, read: Json) -> None:
+        """Record one element of a writer's ``reads``."""
+
+    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+        """Stage actions, their defaults resolved against the writer's read snapshot."""
+
+    def commit(self, writer: str, now: int) -> Json:
+        """Run the whole commit loop; returns the outcome."""
+
+    def try_write(self, writer: str, now: int) -> Json:
+        """One pass of the commit loop (``Capability.COMMIT_STEPS``)."""
+
+    def resolve(self, writer: str) -> Json:
+        """Check a pending collision's winners (``Capability.COMMIT_STEPS``)."""
+
+    def checkpoint(self, version: int, now: int) -> None:
+        """Write a checkpoint of ``version``."""
+
+    def snapshot(self, version: int | None = None) -> Json:
+        """The state at ``version`` (latest if None)."""
+
+    def checkpoints(self) -> tuple[int, ...]:
+        """Versions that have a checkpoint, explicit or written after a commit."""
+
+    def close(self) -> None:
+        """Release files and other resources."""
