@@ -110,6 +110,30 @@ def parse(form: Sequence[Any]) -> Predicate:
     raise PredicateError(f"not a predicate: {form!r}")
 
 
+def form(predicate: Predicate) -> list[Any]:
+    """The prefix form of ``predicate``: the inverse of ``parse``."""
+    match predicate:
+        case TrueExpr():
+            return ["true"]
+        case FalseExpr():
+            return ["false"]
+        case Compare(op=op, column=c, literal=lit):
+            return [op, c, lit.value]
+        case In(column=c, literals=lits):
+            return ["in", c, [lit.value for lit in lits]]
+        case IsNull(column=c):
+            return ["is_null", c]
+        case IsNotNull(column=c):
+            return ["is_not_null", c]
+        case Not(child=child):
+            return ["not", form(child)]
+        case And(children=cs):
+            return ["and", *(form(c) for c in cs)]
+        case Or(children=cs):
+            return ["or", *(form(c) for c in cs)]
+    raise PredicateError(f"not a predicate: {predicate!r}")
+
+
 def columns(predicate: Predicate) -> frozenset[str]:
     match predicate:
         case Compare(column=c) | In(column=c) | IsNull(column=c) | IsNotNull(column=c):

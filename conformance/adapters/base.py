@@ -126,5 +126,9 @@ class Adapter(Protocol):
     def checkpoints(self) -> tuple[int, ...]:
         """Versions that have a checkpoint, explicit or written after a commit."""
 
+    def verify(self) -> list[str]:
+        """Problems in what the adapter stored (non-contiguous versions, a path live twice,
+        a dangling ``_last_checkpoint``…); empty when well formed."""
+
     def close(self) -> None:
         """Release files and other resources."""

@@ -37,7 +37,7 @@ from deltaspec.impl.actions import (
 from deltaspec.impl.checkpoint import checkpoint_version
 from deltaspec.impl.releases import CURRENT, Release
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, is_checkpoint_name, log_file_version
-from deltaspec.impl.storage import LocalLogStore, commit_name
+from deltaspec.impl.storage import LocalLogStore, commit_name, parse_commit_name
 from deltaspec.impl.transaction import Operation, OptimisticTransaction
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
@@ -169,6 +169,7 @@ def _snapshot_json(snapshot: Snapshot) -> Json:
         "app_txns": {app: t.version for app, t in sorted(snapshot.app_transactions.items())},
         "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
         "tombstones": sorted(path for path, _ in snapshot.tombstones),
+        "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
         "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
         "partition_columns": list(snapshot.partition_columns),
@@ -297,6 +298,21 @@ class ImplAdapter:
         names = [info.name for info in self.store.list_from()]
         versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
         return tuple(sorted(v for v in versions if v is not None))
+
+    def verify(self) -> list[str]:
+        """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from its listing
+        (what the snapshot holds is compared with the model separately)."""
+        names = [info.name for info in self.store.list_from()]
+        versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
+        problems = []
+        if versions and versions != list(range(versions[0], versions[-1] + 1)):
+            problems.append(f"commit versions are not contiguous: {versions}")
+        if any(v > versions[-1] for v in self.checkpoints()) if versions else self.checkpoints():
+            problems.append(f"a checkpoint is newer than the latest commit: {self.checkpoints()}")
+        last = self.log.read_last_checkpoint()
+        if last is not None and last.get("version") not in self.checkpoints():
+            problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
+        return problems
 
     def close(self) -> None:
         self.txns.clear()

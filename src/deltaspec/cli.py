@@ -111,6 +111,58 @@ def _describe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _oracle(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from deltaspec.conformance.adapters.impl import ImplAdapter
+    from deltaspec.conformance.differential import Divergence
+    from deltaspec.conformance.oracle import ORACLE_PROFILES, run_oracle
+
+    profile = ORACLE_PROFILES[args.profile]
+    if args.examples is not None:
+        profile = replace(profile, max_examples=args.examples)
+    factories = [] if args.model_only else [ImplAdapter]
+    try:
+        report = run_oracle(factories, profile, regressions=args.regressions)
+    except Divergence as divergence:
+        print(f"FAIL {divergence.message}", file=sys.stderr)
+        if args.regressions is not None:
+            print(f"replay vector written under {args.regressions}", file=sys.stderr)
+        return 1
+    against = "model alone" if args.model_only else "model + impl"
+    print(f"oracle ({profile.name}, {against}): {report.steps} steps in {report.seconds:.1f} s, "
+          f"{report.steps_per_second:.0f} steps/s; all agreed")  # fmt: skip
+    print("outcomes: " + ", ".join(f"{k} {v}" for k, v in report.outcomes.items()))
+    if args.json:
+        Path(args.json).write_text(json.dumps({**report.__dict__, "against": against}, indent=2))
+    return 0
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from deltaspec.conformance.mutants import CATALOG, STAGES, MutantResult, run_mutants
+
+    described = {m.id: m.description for m in CATALOG}
+
+    def show(result: MutantResult) -> None:
+        verdict = f"killed by {result.stage}" if result.killed else "SURVIVED"
+        print(f"{result.id:<36} {verdict:<18} {result.seconds:6.1f} s  {described[result.id]}",
+              flush=True)  # fmt: skip
+
+    stages = args.stage or STAGES
+    baseline, results = run_mutants(args.ids or None, args.timeout, args.jobs, show, stages)
+    killed = [r for r in results if r.killed and r.seconds <= args.timeout]
+    print(f"unmutated impl: {'passes' if not baseline.killed else 'FAILS: ' + baseline.detail}"
+          f" ({baseline.seconds:.1f} s)")  # fmt: skip
+    print(f"score: {len(killed)}/{len(results)} mutants killed within {args.timeout:g} s")
+    if args.json:
+        report = {"baseline": asdict(baseline), "mutants": [asdict(r) for r in results],
+                  "killed": len(killed), "total": len(results)}  # fmt: skip
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    return 0 if not baseline.killed and len(killed) == len(results) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="deltaspec",
@@ -131,6 +183,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     describe.add_argument("--version", type=int, default=None, help="time travel to this version")
     describe.add_argument("--json", action="store_true", help="print one JSON object")
     describe.set_defaults(handler=_describe)
+    oracle = commands.add_parser(
+        "oracle", help="run the differential state machine: the impl against the model"
+    )
+    oracle.add_argument("--profile", choices=["ci", "deep"], default="ci")
+    oracle.add_argument("--examples", type=int, help="override the profile's example count")
+    oracle.add_argument("--model-only", action="store_true", help="drive the model alone")
+    oracle.add_argument("--regressions", type=Path, metavar="DIR",
+                        help="where a failing run's trace is written as a vector")  # fmt: skip
+    oracle.add_argument("--json", metavar="PATH", help="write a JSON report")
+    oracle.set_defaults(handler=_oracle)
+    mutants = commands.add_parser("mutants", help="score the oracle on seeded impl bugs")
+    mutants.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog)")
+    mutants.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
+    mutants.add_argument("--jobs", type=int, default=2, help="mutants run at once")
+    mutants.add_argument("--stage", action="append", choices=["vectors", "race", "machine"],
+                         help="run only these oracle stages (repeatable; default all)")  # fmt: skip
+    mutants.add_argument("--json", metavar="PATH", help="write a JSON report")
+    mutants.set_defaults(handler=_mutants)
     args = parser.parse_args(argv)
     code: int = args.handler(args)
     return code
