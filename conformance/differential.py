@@ -8,6 +8,7 @@ carries the vector that reproduces it, with the model's outcomes as expectations
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -103,7 +104,7 @@ class Differential:
             expect[name] = expected
         final = snapshot_view(self.model.snapshot())
         data: Json = {
-            "id": f"regressions/oracle-{abs(hash(json.dumps(self.steps))) % 10**8:08d}",
+            "id": f"regressions/oracle-{_digest(self.steps)}",
             "description": message or "A trace of the differential state machine.",
             "rules": rules or ["SNAPSHOT.REPLAY"],
             "writers": self.writers,
@@ -199,6 +200,11 @@ class Differential:
     def close(self) -> None:
         for adapter in (self.model, *self.adapters):
             adapter.close()
+
+
+def _digest(steps: list[Json]) -> str:
+    """A short name for a trace, the same in every process (``hash`` is salted per process)."""
+    return hashlib.sha256(json.dumps(steps, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def _level(value: str | None, data_change: bool) -> isolation.Level:

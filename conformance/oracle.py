@@ -40,7 +40,9 @@ from hypothesis.stateful import (
 from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup
 from deltaspec.conformance.differential import Differential, Divergence
 from deltaspec.model.actions import AddFile, as_dict
+from deltaspec.model.predicates import parse
 from deltaspec.model.snapshot import Snapshot
+from deltaspec.model.transaction import Transaction, filter_files
 
 AdapterFactory = Callable[[Path], Adapter]
 Writer = tuple[str, list[Json], list[Json]]
@@ -337,10 +339,7 @@ class OracleMachine(RuleBasedStateMachine):
         return self.d.model.machine.log.latest_version
 
     def matching(self, snapshot: Snapshot, filters: list[Any]) -> list[AddFile]:
-        from deltaspec.model import transaction as t
-        from deltaspec.model.predicates import parse
-
-        txn = t.filter_files(t.Transaction("scan", snapshot), [parse(f) for f in filters])
+        txn = filter_files(Transaction("scan", snapshot), [parse(f) for f in filters])
         return sorted(txn.reads.files, key=lambda f: f.path)
 
     @initialize(

@@ -64,6 +64,15 @@ class TableSetup:
             tuple(tuple(c) for c in scenario.get("commits", [])),
         )
 
+    @property
+    def session_settings(self) -> dict[str, Any]:
+        """``config`` as the keyword arguments of a release profile."""
+        names = {
+            "maxCommitAttempts": "max_commit_attempts",
+            "skipRecordingEmptyCommits": "skip_recording_empty_commits",
+        }
+        return {names[key]: value for key, value in self.config.items() if key in names}
+
 
 @dataclass(frozen=True)
 class WriterSpec:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from deltaspec.conformance.adapters.base import (
     ACTION_LEVEL,
@@ -187,6 +186,11 @@ def _snapshot_json(snapshot: Snapshot) -> Json:
     return out
 
 
+def _checkpoint_versions(names: list[str]) -> tuple[int, ...]:
+    versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
+    return tuple(sorted(v for v in versions if v is not None))
+
+
 def record_read(txn: OptimisticTransaction, read: Json) -> None:
     """One element of a writer's ``reads`` (spec/scenarios.md)."""
     if "filter" in read:
@@ -224,12 +228,7 @@ class ImplAdapter:
         return self.now
 
     def create(self, setup: TableSetup) -> None:
-        confs: dict[str, Any] = {}
-        if "maxCommitAttempts" in setup.config:
-            confs["max_commit_attempts"] = setup.config["maxCommitAttempts"]
-        if "skipRecordingEmptyCommits" in setup.config:
-            confs["skip_recording_empty_commits"] = setup.config["skipRecordingEmptyCommits"]
-        self.release = Release.parse(setup.profile or CURRENT, **confs)
+        self.release = Release.parse(setup.profile or CURRENT, **setup.session_settings)
         if setup.table is not None:
             self.store.write_new(commit_name(0), codec.encode_commit(_initial_commit(setup.table)))
         for commit in setup.commits:
@@ -295,22 +294,22 @@ class ImplAdapter:
             return {}
 
     def checkpoints(self) -> tuple[int, ...]:
-        names = [info.name for info in self.store.list_from()]
-        versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
-        return tuple(sorted(v for v in versions if v is not None))
+        return _checkpoint_versions([info.name for info in self.store.list_from()])
 
     def verify(self) -> list[str]:
-        """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from its listing
+        """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
         (what the snapshot holds is compared with the model separately)."""
         names = [info.name for info in self.store.list_from()]
         versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
+        checkpoints = _checkpoint_versions(names)
+        latest = versions[-1] if versions else -1
         problems = []
-        if versions and versions != list(range(versions[0], versions[-1] + 1)):
+        if versions and versions != list(range(versions[0], latest + 1)):
             problems.append(f"commit versions are not contiguous: {versions}")
-        if any(v > versions[-1] for v in self.checkpoints()) if versions else self.checkpoints():
-            problems.append(f"a checkpoint is newer than the latest commit: {self.checkpoints()}")
+        if any(v > latest for v in checkpoints):
+            problems.append(f"a checkpoint is newer than the latest commit: {checkpoints}")
         last = self.log.read_last_checkpoint()
-        if last is not None and last.get("version") not in self.checkpoints():
+        if last is not None and last.get("version") not in checkpoints:
             problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
         return problems
 

@@ -255,18 +255,13 @@ class ModelAdapter:
         self.machine = m.Machine()
 
     def create(self, setup: TableSetup) -> None:
-        confs: dict[str, int | bool] = {}
-        if "maxCommitAttempts" in setup.config:
-            confs["max_commit_attempts"] = setup.config["maxCommitAttempts"]
-        if "skipRecordingEmptyCommits" in setup.config:
-            confs["skip_recording_empty_commits"] = setup.config["skipRecordingEmptyCommits"]
         log = Log()
         if setup.table is not None:
             log = _append(log, initial_commit(setup.table))
         for commit in setup.commits:
             base = log.snapshot() or Snapshot()
             log = _append(log, tuple(action(a, base, now=0) for a in commit))
-        self.machine = m.Machine(profile=profile(setup.profile, **confs), log=log)
+        self.machine = m.Machine(profile=profile(setup.profile, **setup.session_settings), log=log)
 
     def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
         operation = t.Operation(spec.operation, spec.changes_data)
