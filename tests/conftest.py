@@ -8,6 +8,8 @@ when a rule is checked by no test and no scenario.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,7 @@ FIXTURES = Path(
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rules(*ids): the spec rule IDs this test checks")
+    config.addinivalue_line("markers", "spark: runs on a local SparkSession")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -53,3 +56,13 @@ def fixtures_dir() -> Path:
     if not (FIXTURES / "MANIFEST.json").exists():
         pytest.fail(f"delta-spark fixtures not found at {FIXTURES} (set DELTASPEC_FIXTURES)")
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession (local[2]) per test worker, started on first use."""
+    from deltaspec.impl.spark.session import local_session
+
+    session = local_session("local[2]", "deltaspec-tests")
+    yield session
+    session.stop()

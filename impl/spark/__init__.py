@@ -1,0 +1,26 @@
+"""The PySpark write path: DataFrame writes, DML, compaction and reads on Spark, committed
+through deltaspec's own log (deltaspec.impl.transaction). See README "Writing with Spark"."""
+
+from deltaspec.impl.spark.compaction import CompactionResult, TableFailure, compact, compact_tables
+from deltaspec.impl.spark.dml import DmlResult, MergeClause, delete, merge, update
+from deltaspec.impl.spark.read import read_table
+from deltaspec.impl.spark.session import local_session
+from deltaspec.impl.spark.write import DeltaWriter, WriteResult, create_table, write_delta
+
+__all__ = [
+    "CompactionResult",
+    "DeltaWriter",
+    "DmlResult",
+    "MergeClause",
+    "TableFailure",
+    "WriteResult",
+    "compact",
+    "compact_tables",
+    "create_table",
+    "delete",
+    "local_session",
+    "merge",
+    "read_table",
+    "update",
+    "write_delta",
+]

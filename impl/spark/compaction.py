@@ -1,0 +1,164 @@
+"""Compaction: rewrite small files into fewer, larger ones without changing data (OPTIMIZE).
+
+All adds and removes carry ``dataChange=false``, so the commit runs at SnapshotIsolation and
+never conflicts with blind appends (ISOLATION.DOWNGRADE); it reads the files it compacts and its
+partition predicate, so a concurrent DELETE/UPDATE that removed one of them fails it with
+ConcurrentDeleteReadException. With ``retry`` it recommits the same files on the latest snapshot
+when all of them are still live, as delta-spark's OptimizeTableCommand does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+
+from deltaspec.impl import errors, predicates
+from deltaspec.impl.actions import Action, AddFile
+from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.spark import rewrite
+from deltaspec.impl.spark.dml import write_rows
+from deltaspec.impl.spark.read import scan
+from deltaspec.impl.spark.write import require_writable
+from deltaspec.impl.transaction import Operation, OptimisticTransaction
+
+DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    table: str
+    version: int | None  # None: nothing to compact
+    removed: int = 0
+    added: int = 0
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class TableFailure:
+    table: str
+    error: BaseException
+
+
+def _date_range(column: str, start: dt.date | None, end: dt.date | None) -> predicates.Expr:
+    parts = []
+    if start is not None:
+        parts.append(predicates.Expr(">=", (column, start.isoformat())))
+    if end is not None:
+        parts.append(predicates.Expr("<=", (column, end.isoformat())))
+    return predicates.conjoin(parts)
+
+
+def _groups(
+    adds: Sequence[AddFile], columns: Sequence[str]
+) -> dict[tuple[str | None, ...], list[AddFile]]:
+    groups: dict[tuple[str | None, ...], list[AddFile]] = defaultdict(list)
+    for add in adds:
+        groups[tuple(add.partition_values.get(c) for c in columns)].append(add)
+    return dict(groups)
+
+
+def compact(
+    spark: SparkSession,
+    path: str | os.PathLike[str],
+    *,
+    date_column: str | None = None,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    target_file_bytes: int = DEFAULT_TARGET_BYTES,
+    target_files: int | None = None,
+    retry: bool = False,
+    max_attempts: int = 3,
+    before_commit: Callable[[], None] | None = None,
+) -> CompactionResult:
+    """Compact the files of each partition in [start, end] of ``date_column`` (a partition
+    column), or of the whole table when no column is given, into ``target_files`` files per
+    partition or files of about ``target_file_bytes``."""
+    root = os.path.abspath(path)
+    txn = OptimisticTransaction(DeltaLog(root))
+    snapshot = txn.snapshot
+    if snapshot is None:
+        raise errors.TableNotFoundError(f"{root} is not a Delta table", table=root)
+    require_writable(snapshot.protocol, root)
+    columns = snapshot.metadata.partition_columns
+    predicate = predicates.TRUE
+    if date_column is not None:
+        if date_column not in columns:
+            raise errors.DeltaError(
+                f"{date_column!r} is not a partition column of {list(columns)}", table=root
+            )
+        predicate = _date_range(date_column, start, end)
+    chosen = rewrite.candidates(snapshot, [predicate])
+    groups = {k: v for k, v in _groups(chosen, columns).items() if len(v) > 1}
+    if not groups:
+        return CompactionResult(root, None)
+    compacted = [f for files in groups.values() for f in files]
+    parts: list[DataFrame] = []
+    for files in groups.values():
+        size = sum(f.size for f in files)
+        count = target_files or max(1, math.ceil(size / target_file_bytes))
+        parts.append(scan(spark, root, snapshot, files).repartition(min(count, len(files))))
+    data = parts[0]
+    for part in parts[1:]:
+        data = data.union(part)
+    adds = write_rows(spark, root, snapshot, data, data_change=False)
+    now = txn.clock()
+    removes = [rewrite.remove(f, now, data_change=False) for f in compacted]
+    recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
+    operation = Operation(
+        "OPTIMIZE",
+        {"predicate": recorded, "zOrderBy": "[]", "clusterBy": "[]", "auto": False},
+        metrics={
+            "numRemovedFiles": str(len(removes)),
+            "numAddedFiles": str(len(adds)),
+            "numRemovedBytes": str(sum(f.size for f in compacted)),
+            "numAddedBytes": str(sum(a.size for a in adds)),
+        },
+    )
+    actions: list[Action] = [*removes, *adds]
+    if before_commit is not None:
+        before_commit()
+    attempts = 0
+    while True:
+        attempts += 1
+        txn.track_read_predicate(predicate)
+        txn.track_files_read(f.path for f in compacted)
+        try:
+            version = txn.commit(actions, operation)
+            return CompactionResult(root, version, len(removes), len(adds), attempts)
+        except errors.DeltaConcurrentModificationException:
+            if not retry or attempts >= max_attempts:
+                rewrite.discard(root, adds)
+                raise
+            txn = OptimisticTransaction(DeltaLog(root))
+            assert txn.snapshot is not None
+            live = {f.path for f in txn.snapshot.files.values()}
+            if not all(f.path in live for f in compacted):
+                rewrite.discard(root, adds)
+                raise
+
+
+def _predicate_sql(expr: predicates.Expr) -> str:
+    if expr.op == "and":
+        return " AND ".join(_predicate_sql(a) for a in expr.args)
+    column, value = expr.args
+    return f"({column} {expr.op} '{value}')"
+
+
+def compact_tables(
+    spark: SparkSession, paths: Sequence[str | os.PathLike[str]], **options: object
+) -> list[CompactionResult | TableFailure]:
+    """Compact each table; one table's failure is reported and does not stop the others."""
+    outcomes: list[CompactionResult | TableFailure] = []
+    for path in paths:
+        try:
+            outcomes.append(compact(spark, path, **options))  # type: ignore[arg-type]
+        except Exception as error:
+            outcomes.append(TableFailure(os.path.abspath(path), error))
+    return outcomes

@@ -1,0 +1,192 @@
+"""SQL conditions: parsed by Spark's own parser, split into conjuncts, and translated where
+possible into the partition-predicate language of deltaspec.impl.predicates.
+
+A conjunct that cannot be translated (a function call, a cast, a subquery) is recorded as TRUE
+when the transaction records its read predicate: a wider read can only add conflicts, never hide
+one (delta-spark v3.2+ widens non-deterministic parts the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from deltaspec.impl import predicates
+from deltaspec.impl.spark.errors import InvalidConditionError
+
+_COMPARISONS = {
+    "EqualTo": "=",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+}
+_FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_INTEGRAL = {"byte", "short", "integer", "long"}
+
+
+class _Untranslatable(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """One top-level AND operand: Spark's rendering of it, the columns it names (the last name
+    part; qualifiers in ``qualifiers``), and its translation (None when it has none)."""
+
+    text: str
+    columns: frozenset[str]
+    qualifiers: frozenset[str]
+    expr: predicates.Expr | None
+
+
+@dataclass(frozen=True)
+class Condition:
+    sql: str
+    conjuncts: tuple[Conjunct, ...]
+
+    @property
+    def columns(self) -> frozenset[str]:
+        return frozenset().union(*(c.columns for c in self.conjuncts))
+
+    def only_over(self, columns: Iterable[str]) -> bool:
+        allowed = {c.lower() for c in columns}
+        return all(c.lower() in allowed for c in self.columns)
+
+    def filters(self) -> list[predicates.Expr]:
+        """The translated conjuncts (the rest widen to TRUE)."""
+        return [c.expr for c in self.conjuncts if c.expr is not None]
+
+
+def _children(node: Any) -> list[Any]:
+    seq = node.children()
+    return [seq.apply(i) for i in range(seq.size())]
+
+
+def _kind(node: Any) -> str:
+    return str(node.getClass().getSimpleName())
+
+
+def _name_parts(node: Any) -> list[str]:
+    parts = node.nameParts()
+    return [str(parts.apply(i)) for i in range(parts.size())]
+
+
+def _literal(node: Any) -> Any:
+    type_name = str(node.dataType().typeName())
+    if type_name == "void":
+        return None
+    if type_name == "boolean":
+        return bool(node.value())
+    if type_name in _INTEGRAL:
+        return int(str(node.toString()))
+    if type_name in {"float", "double"}:
+        return float(str(node.toString()))
+    if type_name in {"string", "date", "timestamp", "timestamp_ntz"} or type_name.startswith(
+        "decimal"
+    ):
+        return str(node.toString())
+    raise _Untranslatable(type_name)
+
+
+def _column(node: Any, resolve: dict[str, str]) -> str:
+    if _kind(node) != "UnresolvedAttribute":
+        raise _Untranslatable(_kind(node))
+    name = _name_parts(node)[-1]
+    return resolve.get(name.lower(), name)
+
+
+def _translate(node: Any, resolve: dict[str, str]) -> list[Any]:
+    kind = _kind(node)
+    children = _children(node)
+    if kind in {"And", "Or"}:
+        return [kind.lower(), *(_translate(c, resolve) for c in children)]
+    if kind == "Not":
+        return ["not", _translate(children[0], resolve)]
+    if kind in {"IsNull", "IsNotNull"}:
+        return ["is_null" if kind == "IsNull" else "is_not_null", _column(children[0], resolve)]
+    if kind == "Literal" and str(node.dataType().typeName()) == "boolean":
+        return ["true"] if node.value() else ["false"]
+    if kind in _COMPARISONS or kind == "EqualNullSafe":
+        left, right = children
+        op = _COMPARISONS.get(kind, "=")
+        if _kind(left) == "Literal":
+            left, right, op = right, left, _FLIPPED[op]
+        if _kind(right) != "Literal":
+            raise _Untranslatable(kind)
+        column, value = _column(left, resolve), _literal(right)
+        if kind == "EqualNullSafe":
+            return ["is_null", column] if value is None else ["and", ["is_not_null", column],
+                                                              ["=", column, value]]  # fmt: skip
+        if value is None:
+            raise _Untranslatable("comparison with NULL")
+        return [op, column, value]
+    if kind == "In":
+        column = _column(children[0], resolve)
+        if not all(_kind(c) == "Literal" for c in children[1:]):
+            raise _Untranslatable("IN with a non-literal")
+        values = [_literal(c) for c in children[1:]]
+        if any(v is None for v in values):
+            raise _Untranslatable("IN with NULL")
+        return ["in", column, values]
+    raise _Untranslatable(kind)
+
+
+def _conjuncts(node: Any) -> list[Any]:
+    if _kind(node) == "And":
+        return [part for child in _children(node) for part in _conjuncts(child)]
+    return [node]
+
+
+def _attributes(node: Any) -> list[list[str]]:
+    if _kind(node) == "UnresolvedAttribute":
+        return [_name_parts(node)]
+    return [parts for child in _children(node) for parts in _attributes(child)]
+
+
+def parse(
+    spark: SparkSession, sql: str, schema_columns: Sequence[str] = (), *, table: str | None = None
+) -> Condition:
+    """Parse ``sql`` with the session's parser; column names resolve case-insensitively to
+    ``schema_columns``."""
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    try:
+        root = parser.parseExpression(sql)
+    except Exception as error:  # py4j wraps Spark's ParseException
+        raise InvalidConditionError(f"cannot parse {sql!r}: {error}", table=table) from None
+    resolve = {c.lower(): c for c in schema_columns}
+    conjuncts = []
+    for node in _conjuncts(root):
+        names = _attributes(node)
+        try:
+            expr: predicates.Expr | None = predicates.expr(_translate(node, resolve))
+        except (_Untranslatable, predicates.InvalidPredicateError):
+            expr = None
+        conjuncts.append(
+            Conjunct(
+                text=str(node.toString()),
+                columns=frozenset(resolve.get(p[-1].lower(), p[-1]) for p in names),
+                qualifiers=frozenset(p[0] for p in names if len(p) > 1),
+                expr=expr,
+            )
+        )
+    return Condition(sql, tuple(conjuncts))
+
+
+def partition_tuples_predicate(
+    columns: Sequence[str], tuples: Iterable[Sequence[str | None]]
+) -> predicates.Expr:
+    """OR over partitions of AND over their columns: what a dynamic partition overwrite read."""
+    disjuncts = []
+    for values in sorted(set(map(tuple, tuples)), key=repr):
+        parts = [
+            predicates.Expr("is_null", (c,)) if v is None else predicates.Expr("=", (c, v))
+            for c, v in zip(columns, values, strict=True)
+        ]
+        disjuncts.append(predicates.conjoin(parts))
+    if not disjuncts:
+        return predicates.Expr("false")
+    return disjuncts[0] if len(disjuncts) == 1 else predicates.Expr("or", tuple(disjuncts))

@@ -1,0 +1,125 @@
+"""Data files: Spark's native Parquet writer on the executors, then AddFile actions on the driver.
+
+Each write goes to its own staging directory under the table root (``_delta_staging/<uuid>``,
+invisible to readers: Delta reads only the files its log names). Spark writes Hive-style
+partition directories there; like delta-spark's DelayedCommitProtocol, the driver learns each new
+file's partition values from the directory Spark made for it — checked to round-trip through
+delta-spark's escaping — and records them in the log, which is where every reader takes them
+from. The files then move to their final place beside the table's other files, and their
+statistics come from their Parquet footers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame
+
+from deltaspec.impl import codec
+from deltaspec.impl.actions import AddFile, PartitionValues
+from deltaspec.impl.spark import stats
+from deltaspec.impl.spark.errors import NotNullViolationError, UnexpectedPartitionDirectoryError
+
+STAGING_DIR = "_delta_staging"
+
+
+@dataclass(frozen=True)
+class WrittenFiles:
+    adds: tuple[AddFile, ...]
+    null_counts: Mapping[str, int]  # top-level column -> nulls written (from the footers)
+
+    @property
+    def num_records(self) -> int:
+        return sum(stats.num_records(a.stats) or 0 for a in self.adds)
+
+
+def _partition_values(
+    table: str, fragments: Sequence[str], partition_columns: Sequence[str]
+) -> PartitionValues:
+    if len(fragments) != len(partition_columns):
+        raise UnexpectedPartitionDirectoryError(
+            f"{'/'.join(fragments)!r} is not a partition directory of {list(partition_columns)}",
+            table=table,
+        )
+    values: PartitionValues = {}
+    for fragment, column in zip(fragments, partition_columns, strict=True):
+        name, _, escaped = fragment.partition("=")
+        value = None if escaped == codec.HIVE_DEFAULT_PARTITION else unquote(escaped)
+        if unquote(name) != column or codec.partition_directory([(column, value)]) != fragment:
+            raise UnexpectedPartitionDirectoryError(
+                f"directory {fragment!r} does not round-trip to a value of {column!r}",
+                table=table,
+            )
+        values[column] = value
+    return values
+
+
+def write_files(
+    df: DataFrame,
+    root: str,
+    partition_columns: Sequence[str],
+    leaves: list[tuple[tuple[str, ...], Any]],
+    *,
+    data_change: bool = True,
+    not_null: Sequence[str] = (),
+    writer_options: Mapping[str, str] | None = None,
+) -> WrittenFiles:
+    """Write ``df`` (already in table column order) as data files of the table at ``root``.
+
+    Raises NotNullViolationError, before any file reaches the table, when a ``not_null`` column
+    received a null."""
+    staging = os.path.join(root, STAGING_DIR, str(uuid.uuid4()))
+    writer = df.write.format("parquet").mode("errorifexists")
+    if partition_columns:
+        writer = writer.partitionBy(*partition_columns)
+    for key, value in (writer_options or {}).items():
+        writer = writer.option(key, value)
+    try:
+        writer.save(staging)
+        found: list[tuple[str, PartitionValues, str]] = []
+        for directory, _, names in os.walk(staging):
+            relative = os.path.relpath(directory, staging)
+            fragments = [] if relative == "." else relative.split(os.sep)
+            for name in sorted(names):
+                if name.startswith((".", "_")):
+                    continue
+                values = _partition_values(root, fragments, partition_columns)
+                final = "/".join([*fragments, name])
+                found.append((os.path.join(directory, name), values, final))
+        adds, nulls = [], dict.fromkeys(partition_columns, 0)
+        for source, values, final in found:
+            text, counts = stats.file_stats(pq.read_metadata(source), leaves)
+            for column, count in counts.items():
+                nulls[column] = nulls.get(column, 0) + count
+            for column, partition_value in values.items():
+                nulls[column] += partition_value is None
+            info = os.stat(source)
+            adds.append(
+                AddFile(
+                    path=codec.encode_path(final),
+                    partition_values=values,
+                    size=info.st_size,
+                    modification_time=int(info.st_mtime * 1000),
+                    data_change=data_change,
+                    stats=text,
+                )
+            )
+        violated = [c for c in not_null if nulls.get(c, 0)]
+        if violated:
+            raise NotNullViolationError(
+                f"NOT NULL constraint violated for column: {violated[0]}", table=root
+            )
+        for source, _, final in found:
+            target = os.path.join(root, *final.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.rename(source, target)
+        return WrittenFiles(tuple(adds), nulls)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

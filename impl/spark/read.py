@@ -1,0 +1,122 @@
+"""Reading a table into a Spark DataFrame: the log names the files and their partition values.
+
+Data files are read by Spark's Parquet reader with the table's data schema given explicitly (no
+inference, no partition discovery: directory names mean nothing here); each row's partition
+values come from its file's ``add.partitionValues``, joined on the file path Spark reports.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from deltaspec.impl import codec, history
+from deltaspec.impl.actions import AddFile
+from deltaspec.impl.errors import UnsupportedFeatureError
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.spark import schema as schemas
+
+FILE_COLUMN = "__deltaspec_file"
+_GLOB = re.compile(r"([\\*?\[\]{}])")
+
+
+def table_schema(snapshot: Snapshot) -> StructType:
+    return StructType.fromJson(schemas.parse(snapshot.metadata.schema_string))
+
+
+def _require_readable(snapshot: Snapshot, files: Sequence[AddFile]) -> None:
+    table = snapshot.metadata
+    mode = table.configuration.get("delta.columnMapping.mode", "none")
+    if mode != "none":
+        raise UnsupportedFeatureError(
+            f"reading column mapping mode {mode!r} through Spark is not supported",
+            table=snapshot.table_path,
+            version=snapshot.version,
+        )
+    with_dv = next((f for f in files if f.deletion_vector is not None), None)
+    if with_dv is not None:
+        raise UnsupportedFeatureError(
+            "reading files with deletion vectors through Spark is not supported",
+            table=snapshot.table_path,
+            version=snapshot.version,
+            file=with_dv.path,
+        )
+
+
+def file_path(root: str, add: AddFile) -> str:
+    """The absolute local path of a data file (``add.path`` is a relative or absolute URI)."""
+    path = codec.decode_path(add.path)
+    if path.startswith("file:"):
+        path = re.sub(r"^file:(//)?", "", path)
+    return os.path.normpath(os.path.join(root, path))
+
+
+def _spark_file_key() -> Column:
+    """The local path of the file a row came from, decoded from Spark's file URI."""
+    uri = F.replace(F.col("_metadata.file_path"), F.lit("+"), F.lit("%2B"))
+    return F.regexp_replace(F.url_decode(uri), r"^file:(//)?", "")
+
+
+def scan(
+    spark: SparkSession,
+    root: str,
+    snapshot: Snapshot,
+    files: Sequence[AddFile] | None = None,
+    *,
+    with_file: bool = False,
+) -> DataFrame:
+    """The rows of ``files`` (default: every live file) with partition values from the log;
+    ``with_file`` adds FILE_COLUMN holding each row's ``add.path``."""
+    chosen = list(snapshot.files.values()) if files is None else list(files)
+    _require_readable(snapshot, chosen)
+    root = os.path.abspath(root)
+    full = table_schema(snapshot)
+    partition_columns = list(snapshot.metadata.partition_columns)
+    lowered = {c.lower() for c in partition_columns}
+    data_schema = StructType([f for f in full.fields if f.name.lower() not in lowered])
+    names = [f.name for f in full.fields]
+    if not chosen:
+        extra = [StructField(FILE_COLUMN, StringType())] if with_file else []
+        return spark.createDataFrame([], StructType(list(full.fields) + extra))
+    paths = [file_path(root, add) for add in chosen]
+    data = spark.read.schema(data_schema).parquet(*(_GLOB.sub(r"\\\1", p) for p in paths))
+    if not partition_columns and not with_file:
+        return data.select(*names)
+    mapping_schema = StructType(
+        [StructField("__key", StringType()), StructField(FILE_COLUMN, StringType())]
+        + [StructField(f"__p{i}", StringType()) for i in range(len(partition_columns))]
+    )
+    rows = [
+        (path, add.path, *(add.partition_values.get(c) for c in partition_columns))
+        for path, add in zip(paths, chosen, strict=True)
+    ]
+    types = {f.name: f.dataType for f in full.fields}
+    mapping = spark.createDataFrame(rows, mapping_schema).select(
+        "__key",
+        FILE_COLUMN,
+        *(F.col(f"__p{i}").cast(types[c]).alias(c) for i, c in enumerate(partition_columns)),
+    )
+    joined = data.withColumn("__key", _spark_file_key()).join(F.broadcast(mapping), "__key")
+    return joined.select(*names, *([FILE_COLUMN] if with_file else []))
+
+
+def read_table(
+    spark: SparkSession,
+    path: str | os.PathLike[str],
+    *,
+    version: int | None = None,
+    timestamp_ms: int | None = None,
+) -> DataFrame:
+    """The table at ``path``: latest, ``version``, or the version current at ``timestamp_ms``."""
+    log = DeltaLog(path)
+    if version is not None and timestamp_ms is not None:
+        raise ValueError("give version or timestamp_ms, not both")
+    if timestamp_ms is not None:
+        version = history.version_at(log, timestamp_ms)
+    snapshot = log.snapshot(version)
+    return scan(spark, str(path), snapshot)
