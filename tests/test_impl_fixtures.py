@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import struct
-import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile, DeletionVector
 from deltaspec.impl.errors import (
     DeltaError,
     MissingProtocolOrMetadataError,
@@ -39,7 +36,8 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.scan import scan
+from deltaspec.impl.snapshot import DeltaLog
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -312,198 +310,6 @@ def test_dat_table_version_metadata(fixtures_dir, name, label):
 
 
 # --- scanning ------------------------------------------------------------------------------------
-
-_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-_Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
-_DV_MAGIC = 1681511377
-
-
-def z85_decode(text: str) -> bytes:
-    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs)."""
-    if len(text) % 5:
-        raise ValueError(f"Z85 text length {len(text)} is not a multiple of 5")
-    out = bytearray()
-    for start in range(0, len(text), 5):
-        value = 0
-        for char in text[start : start + 5]:
-            value = value * 85 + _Z85_INDEX[char]
-        out += value.to_bytes(4, "big")
-    return bytes(out)
-
-
-def _roaring32(data: bytes, pos: int) -> tuple[list[int], int]:
-    """One portable 32-bit RoaringBitmap at ``pos``: its values and the end position."""
-    (cookie,) = struct.unpack_from("<I", data, pos)
-    run_flags: bytes | None = None
-    if cookie & 0xFFFF == 12347:  # SERIAL_COOKIE: has run containers
-        count = (cookie >> 16) + 1
-        pos += 4
-        run_flags = data[pos : pos + (count + 7) // 8]
-        pos += (count + 7) // 8
-    elif cookie == 12346:  # SERIAL_COOKIE_NO_RUNCONTAINER
-        (count,) = struct.unpack_from("<I", data, pos + 4)
-        pos += 8
-    else:
-        raise ValueError(f"not a RoaringBitmap (cookie {cookie})")
-    header = [struct.unpack_from("<HH", data, pos + 4 * i) for i in range(count)]
-    pos += 4 * count
-    if run_flags is None or count >= 4:
-        pos += 4 * count  # container offsets
-    values: list[int] = []
-    for i, (key, card_minus_one) in enumerate(header):
-        high = key << 16
-        if run_flags is not None and run_flags[i // 8] >> (i % 8) & 1:
-            (runs,) = struct.unpack_from("<H", data, pos)
-            pos += 2
-            for r in range(runs):
-                start, length = struct.unpack_from("<HH", data, pos + 4 * r)
-                values.extend(high | v for v in range(start, start + length + 1))
-            pos += 4 * runs
-        elif card_minus_one + 1 > 4096:
-            words = struct.unpack_from("<1024Q", data, pos)
-            pos += 8192
-            for w, word in enumerate(words):
-                while word:
-                    low = word & -word
-                    values.append(high | (w * 64 + low.bit_length() - 1))
-                    word ^= low
-        else:
-            card = card_minus_one + 1
-            values.extend(high | v for v in struct.unpack_from(f"<{card}H", data, pos))
-            pos += 2 * card
-    return values, pos
-
-
-def roaring_array(blob: bytes) -> set[int]:
-    """Delta's serialised DV: magic number, then a portable 64-bit RoaringBitmap."""
-    (magic,) = struct.unpack_from("<i", blob, 0)
-    if magic != _DV_MAGIC:
-        raise ValueError(f"bad deletion vector magic {magic}")
-    (buckets,) = struct.unpack_from("<Q", blob, 4)
-    pos = 12
-    rows: set[int] = set()
-    for _ in range(buckets):
-        (key,) = struct.unpack_from("<I", blob, pos)
-        values, pos = _roaring32(blob, pos + 4)
-        rows.update((key << 32) | v for v in values)
-    return rows
-
-
-def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
-    """The row indexes a deletion vector removes (storage types u, p and i)."""
-    if dv.storage_type == "i":
-        blob = z85_decode(dv.path_or_inline_dv)[: dv.size_in_bytes]
-    else:
-        if dv.storage_type == "u":
-            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
-            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
-            path = root / prefix / name if prefix else root / name
-        elif dv.storage_type == "p":
-            path = Path(codec.decode_path(dv.path_or_inline_dv.removeprefix("file:")))
-        else:
-            raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
-        data = path.read_bytes()
-        offset = dv.offset or 0
-        (size,) = struct.unpack_from(">i", data, offset)
-        blob = data[offset + 4 : offset + 4 + size]
-    rows = roaring_array(blob)
-    assert len(rows) == dv.cardinality
-    return rows
-
-
-_SIMPLE_TYPES: dict[str, pa.DataType] = {
-    "string": pa.string(),
-    "long": pa.int64(),
-    "integer": pa.int32(),
-    "short": pa.int16(),
-    "byte": pa.int8(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "boolean": pa.bool_(),
-    "binary": pa.binary(),
-    "date": pa.date32(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "timestamp_ntz": pa.timestamp("us"),
-}
-
-
-def arrow_type(delta_type: Any) -> pa.DataType | None:
-    """The Arrow type of a primitive Delta type (None for nested types: read as stored)."""
-    if isinstance(delta_type, str):
-        if delta_type in _SIMPLE_TYPES:
-            return _SIMPLE_TYPES[delta_type]
-        match = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", delta_type)
-        if match:
-            return pa.decimal128(int(match[1]), int(match[2]))
-    return None
-
-
-def _physical(field: dict[str, Any], mode: str) -> str:
-    if mode == "none":
-        return str(field["name"])
-    return str(field["metadata"].get("delta.columnMapping.physicalName", field["name"]))
-
-
-def _file_column(data: pa.Table, field: dict[str, Any], mode: str) -> pa.ChunkedArray | None:
-    name = _physical(field, mode)
-    if name in data.column_names:
-        return data.column(name)
-    field_id = field.get("metadata", {}).get("delta.columnMapping.id")
-    if mode == "id" and field_id is not None:
-        for i, parquet_field in enumerate(data.schema):
-            meta = parquet_field.metadata or {}
-            if meta.get(b"PARQUET:field_id") == str(field_id).encode():
-                return data.column(i)
-    return None
-
-
-def scan(snapshot: Snapshot, root: Path, session_zone: timedelta | None = None) -> pa.Table:
-    """All rows of the snapshot: every live file read, partition values added, DVs applied."""
-    fields = json.loads(snapshot.metadata.schema_string or '{"fields": []}')["fields"]
-    mode = snapshot.metadata.configuration.get("delta.columnMapping.mode", "none")
-    partition_columns = set(snapshot.partition_columns)
-    pieces: list[pa.Table] = []
-    for add in snapshot.files.values():
-        pieces.append(_scan_file(add, root, fields, mode, partition_columns, session_zone))
-    if not pieces:
-        names = [f["name"] for f in fields]
-        types = [arrow_type(f["type"]) or pa.null() for f in fields]
-        return pa.table({n: pa.array([], t) for n, t in zip(names, types, strict=True)})
-    return pa.concat_tables(pieces, promote_options="permissive")
-
-
-def _scan_file(
-    add: AddFile,
-    root: Path,
-    fields: list[dict[str, Any]],
-    mode: str,
-    partition_columns: set[str],
-    session_zone: timedelta | None,
-) -> pa.Table:
-    data = pq.read_table(root / codec.decode_path(add.path))
-    rows = data.num_rows
-    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
-    for field in fields:
-        name = field["name"]
-        kind = arrow_type(field["type"])
-        if name in partition_columns:
-            raw = add.partition_values.get(_physical(field, mode))
-            value = codec.decode_partition_value(raw, field["type"])
-            if session_zone is not None and field["type"] == "timestamp" and value is not None:
-                value -= session_zone
-            columns[name] = pa.array([value] * rows, type=kind)
-            continue
-        column = _file_column(data, field, mode)
-        if column is None:
-            columns[name] = pa.nulls(rows, kind or pa.null())
-        else:
-            columns[name] = column.cast(kind) if kind is not None else column
-    table = pa.table(columns) if columns else pa.table({"_": pa.nulls(rows)}).drop(["_"])
-    if add.deletion_vector is not None:
-        deleted = deleted_rows(root, add.deletion_vector)
-        keep = pa.array([i not in deleted for i in range(rows)], type=pa.bool_())
-        table = table.filter(keep)
-    return table
 
 
 def _row_key(row: tuple[Any, ...]) -> str:

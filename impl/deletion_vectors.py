@@ -1,0 +1,114 @@
+"""Deletion vectors (PROTOCOL.md "Deletion Vector Format"): which rows of a data file a DV
+removes. Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i``
+(inline, Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from pathlib import Path
+
+from deltaspec.impl import codec
+from deltaspec.impl.actions import DeletionVector
+from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
+_DV_MAGIC = 1681511377
+
+
+def z85_decode(text: str) -> bytes:
+    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs)."""
+    if len(text) % 5:
+        raise ValueError(f"Z85 text length {len(text)} is not a multiple of 5")
+    out = bytearray()
+    for start in range(0, len(text), 5):
+        value = 0
+        for char in text[start : start + 5]:
+            value = value * 85 + _Z85_INDEX[char]
+        out += value.to_bytes(4, "big")
+    return bytes(out)
+
+
+def _roaring32(data: bytes, pos: int) -> tuple[list[int], int]:
+    """One portable 32-bit RoaringBitmap at ``pos``: its values and the end position."""
+    (cookie,) = struct.unpack_from("<I", data, pos)
+    run_flags: bytes | None = None
+    if cookie & 0xFFFF == 12347:  # SERIAL_COOKIE: has run containers
+        count = (cookie >> 16) + 1
+        pos += 4
+        run_flags = data[pos : pos + (count + 7) // 8]
+        pos += (count + 7) // 8
+    elif cookie == 12346:  # SERIAL_COOKIE_NO_RUNCONTAINER
+        (count,) = struct.unpack_from("<I", data, pos + 4)
+        pos += 8
+    else:
+        raise ValueError(f"not a RoaringBitmap (cookie {cookie})")
+    header = [struct.unpack_from("<HH", data, pos + 4 * i) for i in range(count)]
+    pos += 4 * count
+    if run_flags is None or count >= 4:
+        pos += 4 * count  # container offsets
+    values: list[int] = []
+    for i, (key, card_minus_one) in enumerate(header):
+        high = key << 16
+        if run_flags is not None and run_flags[i // 8] >> (i % 8) & 1:
+            (runs,) = struct.unpack_from("<H", data, pos)
+            pos += 2
+            for r in range(runs):
+                start, length = struct.unpack_from("<HH", data, pos + 4 * r)
+                values.extend(high | v for v in range(start, start + length + 1))
+            pos += 4 * runs
+        elif card_minus_one + 1 > 4096:
+            words = struct.unpack_from("<1024Q", data, pos)
+            pos += 8192
+            for w, word in enumerate(words):
+                while word:
+                    low = word & -word
+                    values.append(high | (w * 64 + low.bit_length() - 1))
+                    word ^= low
+        else:
+            card = card_minus_one + 1
+            values.extend(high | v for v in struct.unpack_from(f"<{card}H", data, pos))
+            pos += 2 * card
+    return values, pos
+
+
+def roaring_array(blob: bytes) -> set[int]:
+    """Delta's serialised DV: magic number, then a portable 64-bit RoaringBitmap."""
+    (magic,) = struct.unpack_from("<i", blob, 0)
+    if magic != _DV_MAGIC:
+        raise ValueError(f"bad deletion vector magic {magic}")
+    (buckets,) = struct.unpack_from("<Q", blob, 4)
+    pos = 12
+    rows: set[int] = set()
+    for _ in range(buckets):
+        (key,) = struct.unpack_from("<I", blob, pos)
+        values, pos = _roaring32(blob, pos + 4)
+        rows.update((key << 32) | v for v in values)
+    return rows
+
+
+def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
+    """The row indexes a deletion vector removes (storage types u, p and i)."""
+    if dv.storage_type == "i":
+        blob = z85_decode(dv.path_or_inline_dv)[: dv.size_in_bytes]
+    else:
+        if dv.storage_type == "u":
+            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+            path = root / prefix / name if prefix else root / name
+        elif dv.storage_type == "p":
+            path = Path(codec.decode_path(dv.path_or_inline_dv.removeprefix("file:")))
+        else:
+            raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
+        data = path.read_bytes()
+        offset = dv.offset or 0
+        (size,) = struct.unpack_from(">i", data, offset)
+        blob = data[offset + 4 : offset + 4 + size]
+    rows = roaring_array(blob)
+    if len(rows) != dv.cardinality:
+        raise CorruptLogError(
+            f"deletion vector {dv.unique_id} holds {len(rows)} rows, cardinality {dv.cardinality}",
+            table=str(root),
+        )
+    return rows
