@@ -160,7 +160,7 @@ def _outcome(error: errors.DeltaError) -> Json:
     return {"error": error.kind}
 
 
-def _snapshot_json(snapshot: Snapshot) -> Json:
+def snapshot_json(snapshot: Snapshot) -> Json:
     protocol = snapshot.protocol
     out: Json = {
         "version": snapshot.version,
@@ -287,7 +287,7 @@ class ImplAdapter:
 
     def snapshot(self, version: int | None = None) -> Json:
         try:
-            return _snapshot_json(self.log.snapshot(version))
+            return snapshot_json(self.log.snapshot(version))
         except errors.TableNotFoundError:
             return {} if version not in (None, -1) else {"version": -1}
         except errors.DeltaError:  # one a reader must refuse (no metadata before v0.7)

@@ -1,0 +1,165 @@
+"""Conformance verdicts: how far an adapter's result is from a vector's expectation.
+
+Asymmetric, as a CI gate should be: **unsafe** (committed where a conflict or error is required,
+or a live file set that differs: data lost or duplicated) always fails; **wrong** (a different
+version, commitInfo field or table state) always fails; **spurious** (a conflict or error where
+a commit is allowed) and **wrong-kind** (another conflict or error kind) fail only in strict
+mode. Known issues (one file per adapter) can excuse spurious, wrong-kind and unsupported cases,
+never an unsafe one; an entry whose case now passes is **stale** and must be removed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from deltaspec.conformance.scenarios import RunResult, Scenario, expectation_met
+
+Json = dict[str, Any]
+KNOWN_ISSUES = Path(__file__).parent / "known_issues"
+
+
+class Verdict(Enum):
+    PASS = "pass"
+    UNSAFE = "unsafe"
+    WRONG = "wrong"
+    WRONG_KIND = "wrong-kind"
+    SPURIOUS = "spurious"
+    SKIPPED = "skipped"
+    ERROR = "error"  # the adapter crashed
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+
+_SEVERITY = {
+    Verdict.PASS: 0,
+    Verdict.SKIPPED: 0,
+    Verdict.SPURIOUS: 1,
+    Verdict.WRONG_KIND: 2,
+    Verdict.WRONG: 3,
+    Verdict.ERROR: 3,
+    Verdict.UNSAFE: 4,
+}
+LENIENT = frozenset({Verdict.SPURIOUS, Verdict.WRONG_KIND})
+
+
+def _kind(outcome: Json) -> str:
+    if "committed" in outcome:
+        return "committed"
+    if "skipped" in outcome:
+        return "skipped"
+    if "pending" in outcome:
+        return "pending"
+    return "failed"  # a conflict or an error
+
+
+def _writer_verdict(expected: Json, actual: Json) -> Verdict:
+    if expectation_met(expected, actual):
+        return Verdict.PASS
+    options = expected.get("one_of", [expected])
+    wanted = {_kind(o) for o in options}
+    got = _kind(actual)
+    if got in {"committed", "skipped"} and "failed" in wanted and not wanted & {got}:
+        return Verdict.UNSAFE if got == "committed" else Verdict.WRONG
+    if got == "failed" and wanted & {"committed", "skipped"} and "failed" not in wanted:
+        return Verdict.SPURIOUS
+    if got == "failed" and "failed" in wanted:
+        return Verdict.WRONG_KIND
+    return Verdict.WRONG
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One vector (or fixture check) on one adapter."""
+
+    case: str
+    verdict: Verdict
+    details: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    known: str | None = None  # the known-issue reason that excuses it
+    stale: bool = False  # listed as a known issue but passes now
+
+    def fails(self, strict: bool) -> bool:
+        if self.verdict is Verdict.UNSAFE:
+            return True
+        if self.stale:
+            return strict
+        if self.known is not None:
+            return False
+        if self.verdict in LENIENT:
+            return strict
+        return self.verdict in {Verdict.WRONG, Verdict.ERROR}
+
+    def as_json(self) -> Json:
+        out: Json = {"case": self.case, "verdict": self.verdict.value, "rules": list(self.rules)}
+        if self.details:
+            out["details"] = list(self.details)
+        if self.known is not None:
+            out["known_issue"] = self.known
+        if self.stale:
+            out["stale_known_issue"] = True
+        return out
+
+
+def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = True) -> CaseResult:
+    """The verdict of one run against the vector's expectations (the worst writer decides)."""
+    worst, details = Verdict.PASS, []
+    for writer, expected in scenario.data["expect"].items():
+        actual = result.outcomes.get(writer, {"pending": True})
+        verdict = _writer_verdict(expected, actual)
+        if verdict is not Verdict.PASS:
+            details.append(f"{writer}: {verdict.value}: expected {expected}, got {actual}")
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    for key, want in scenario.data.get("expect_snapshot", {}).items():
+        if key in {"files", "tombstones"} and not compare_files:
+            continue
+        got = result.snapshot.get(key)
+        if key in {"files", "tombstones"}:
+            want, got = sorted(want), sorted(got or [])
+        if want != got:
+            verdict = Verdict.UNSAFE if key == "files" else Verdict.WRONG
+            details.append(f"snapshot {key}: {verdict.value}: expected {want!r}, got {got!r}")
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    return CaseResult(scenario.id, worst, tuple(details), scenario.rules)
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    case: str
+    verdict: str  # unsafe | spurious | wrong-kind | unsupported | ...
+    reason: str
+    rule: str | None = None
+
+
+def load_known_issues(adapter: str, path: Path | None = None) -> dict[str, KnownIssue]:
+    """``known_issues/<adapter>.json`` (or ``path``): a list of ``{"scenario"|"case", "verdict",
+    "reason", "rule"}`` entries."""
+    source = path if path is not None else KNOWN_ISSUES / f"{adapter.split(':')[0]}.json"
+    if not source.exists():
+        return {}
+    entries = json.loads(source.read_text(encoding="utf-8"))
+    issues = {}
+    for entry in entries:
+        case = entry.get("case", entry.get("scenario"))
+        issues[case] = KnownIssue(case, entry["verdict"], entry["reason"], entry.get("rule"))
+    return issues
+
+
+def apply_known(results: Iterable[CaseResult], known: Mapping[str, KnownIssue]) -> list[CaseResult]:
+    """Mark excused failures and stale entries; an unsafe case stays failing even when listed."""
+    out = []
+    for result in results:
+        issue = known.get(result.case)
+        if issue is None:
+            out.append(result)
+        elif result.verdict is Verdict.PASS:
+            out.append(replace(result, stale=True, known=issue.reason))
+        else:
+            out.append(replace(result, known=issue.reason))
+    return out
