@@ -86,3 +86,43 @@ def test_delta_rs_reads_what_the_impl_writes(tmp_path: Path) -> None:
     again = deltalake.DeltaTable(str(tmp_path))
     rows = again.to_pyarrow_table().to_pylist()
     assert sorted(((r["id"], r["part"]) for r in rows), key=repr) == expected_rows(live)
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "ACTION.PARTITION_VALUES")
+def test_impl_reads_what_delta_rs_writes_and_its_checkpoint(tmp_path: Path) -> None:
+    from deltaspec.impl.scan import scan
+
+    parts = list(PARTITIONS)
+    table = pa.table({"id": pa.array(range(len(parts)), pa.int64()), "part": parts})
+    deltalake.write_deltalake(str(tmp_path), table, partition_by=["part"])
+    for round_ in range(1, 4):
+        more = pa.table({"id": pa.array([100 * round_ + n for n in range(len(parts))], pa.int64()),
+                         "part": parts})  # fmt: skip
+        deltalake.write_deltalake(str(tmp_path), more, mode="append")
+    dt = deltalake.DeltaTable(str(tmp_path))
+    dt.delete("id = 101")
+    dt.optimize.compact()
+    deltalake.write_deltalake(str(tmp_path), table.slice(0, 1), mode="overwrite",
+                              predicate="part = 'a b'")  # fmt: skip
+    dt = deltalake.DeltaTable(str(tmp_path))
+    dt.create_checkpoint()
+
+    def same(version: int | None = None) -> None:
+        theirs = deltalake.DeltaTable(str(tmp_path), version=version)
+        ours = DeltaLog(str(tmp_path)).snapshot(version)
+        assert ours.version == theirs.version()
+        actions = pa.table(theirs.get_add_actions(flatten=False))
+        assert sorted(f.path for f in ours.files.values()) == sorted(
+            actions.column("path").to_pylist()
+        )
+        rows = scan(ours, tmp_path).select(["id", "part"]).to_pylist()
+        their_rows = theirs.to_pyarrow_table().select(["id", "part"]).to_pylist()
+        assert sorted(map(repr, rows)) == sorted(map(repr, their_rows))
+
+    same()
+    same(2)
+    latest = DeltaLog(str(tmp_path)).snapshot()
+    for version in range(latest.version):  # only delta-rs's checkpoint and the last commit remain
+        (tmp_path / "_delta_log" / f"{version:020d}.json").unlink()
+    assert DeltaLog(str(tmp_path)).snapshot().checkpoint_version == latest.version
+    same()
