@@ -109,7 +109,7 @@ def compact(
         data = data.union(part)
     adds = write_rows(spark, root, snapshot, data, data_change=False)
     now = txn.clock()
-    removes = [rewrite.remove(f, now, data_change=False) for f in compacted]
+    removes = [rewrite.remove(f, now, data_change=False, with_stats=True) for f in compacted]
     recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
     operation = Operation(
         "OPTIMIZE",

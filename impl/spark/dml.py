@@ -106,7 +106,7 @@ def delete(
         else:
             gone = rewrite.touched(spark, root, snapshot, read, condition)
             kept = rewrite.rewrite_without(spark, root, snapshot, gone, condition)
-    removes = [rewrite.remove(f, now) for f in gone]
+    removes = [rewrite.remove(f, now, with_stats=True) for f in gone]
     before = sum(stats.num_records(f.stats) or 0 for f in gone)
     metrics = {
         "numRemovedFiles": str(len(removes)),
@@ -292,7 +292,7 @@ def merge(
             output = piece if output is None else output.unionByName(piece)
     if output is not None:
         adds = write_rows(spark, root, snapshot, output)
-    removes = [rewrite.remove(f, now) for f in hit]
+    removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     parameters = {
         "predicate": json.dumps([_sql(spark, on)]),
         "matchedPredicates": json.dumps([c.recorded() for c in matched_clauses]),

@@ -78,8 +78,11 @@ def touched(
     return [f for f in files if f.path in hit]
 
 
-def remove(add: AddFile, timestamp: int, *, data_change: bool = True) -> RemoveFile:
-    """The tombstone delta-spark writes for a live file (AddFile.removeWithTimestamp)."""
+def remove(
+    add: AddFile, timestamp: int, *, data_change: bool = True, with_stats: bool = False
+) -> RemoveFile:
+    """The tombstone delta-spark writes for a live file (AddFile.removeWithTimestamp); its
+    DELETE, MERGE and OPTIMIZE keep the file's stats, WRITE and UPDATE do not (the fixtures)."""
     return RemoveFile(
         path=add.path,
         deletion_timestamp=timestamp,
@@ -87,6 +90,7 @@ def remove(add: AddFile, timestamp: int, *, data_change: bool = True) -> RemoveF
         extended_file_metadata=True,
         partition_values=add.partition_values,
         size=add.size,
+        stats=add.stats if with_stats else None,
         tags=add.tags,
         deletion_vector=add.deletion_vector,
         base_row_id=add.base_row_id,
