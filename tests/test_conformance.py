@@ -153,3 +153,10 @@ def test_the_impl_adapter_factory_gives_fresh_tables(tmp_path):
         assert isinstance(factory(tmp_path), ImplAdapter)
     with pytest.raises(ValueError, match="unknown adapter"), adapter_factory("nope"):
         pass
+
+
+def test_check_quick_writes_its_report(tmp_path):
+    report = tmp_path / "check.json"
+    assert main(["check", "--quick", "--report", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert data["passed"] and data["reports"]["model"]["counts"]["scenarios"]["pass"] > 300
