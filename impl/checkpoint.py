@@ -22,13 +22,16 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from deltaspec.impl import crashpoints
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from deltaspec.impl.errors import VersionExistsError
 from deltaspec.impl.snapshot import (
@@ -43,7 +46,7 @@ from deltaspec.impl.snapshot import (
     log_file_version,
     table_duration_ms,
 )
-from deltaspec.impl.storage import LAST_CHECKPOINT, LogStore
+from deltaspec.impl.storage import LAST_CHECKPOINT, TEMP_FILE_SAFETY_MS, LogStore
 
 __all__ = [
     "CHECKPOINT_SCHEMA",
@@ -58,6 +61,8 @@ __all__ = [
     "log_cleanup_enabled",
     "needs_checkpoint",
     "part_checkpoint_name",
+    "part_of_rows",
+    "sweep_temp_files",
     "write_checkpoint",
 ]
 
@@ -254,6 +259,31 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
 
 
+def part_of_rows(table: pa.Table, parts: int) -> list[int]:
+    """The part (0-based) each row of a :func:`checkpoint_table` goes to in a ``parts``-way
+    multi-part checkpoint: a stable hash (CRC-32) of the ``add`` or ``remove`` path modulo
+    ``parts``; the non-file rows (protocol, metadata, txn, domains) go to the first part.
+
+    Like delta-spark (``repartition(parts, coalesce(add.path, remove.path))``), the split depends
+    only on the paths, not on row positions. Two writers of the same multi-part checkpoint
+    can then fill in each other's missing parts (each part is put-if-absent) even when their
+    clocks expired different tombstones: every live file is in exactly one part either way.
+    Contiguous slices would shift when one writer has a row fewer, and a mix of both writers'
+    parts would lose or double files.
+    """
+    adds = table.column("add").combine_chunks()
+    removes = table.column("remove").combine_chunks()
+    add_paths = adds.field("path").to_pylist()
+    remove_paths = removes.field("path").to_pylist()
+    add_valid = adds.is_valid().to_pylist()
+    remove_valid = removes.is_valid().to_pylist()
+    out: list[int] = []
+    for i in range(table.num_rows):
+        path = add_paths[i] if add_valid[i] else remove_paths[i] if remove_valid[i] else None
+        out.append(0 if path is None else zlib.crc32(path.encode("utf-8")) % parts)
+    return out
+
+
 def _parquet_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="snappy")
@@ -296,8 +326,8 @@ def write_checkpoint(
     """Write the checkpoint of ``snapshot`` and then ``_last_checkpoint`` (CHECKPOINT.*).
 
     ``parts`` > 1 writes a multi-part checkpoint ``<v>.checkpoint.<i>.<parts>.parquet``: the rows
-    of :func:`checkpoint_table` (non-file actions first) cut into ``parts`` contiguous slices of
-    near-equal size, a slice possibly empty; otherwise a classic single file. A
+    of :func:`checkpoint_table` split by :func:`part_of_rows` (non-file actions in part 1, files
+    by a hash of their path), a part possibly empty; otherwise a classic single file. A
     table with the ``v2Checkpoint`` feature gets a classic (V1 spec) file even if ``parts`` is
     given, since multi-part checkpoints are forbidden there. Each file is created with
     put-if-absent; one that already exists came from another writer of the same checkpoint and
@@ -309,12 +339,11 @@ def write_checkpoint(
     version = snapshot.version
     features = set(snapshot.protocol.writer_features or ())
     if parts is not None and parts > 1 and "v2Checkpoint" not in features:
-        rows = table.num_rows
-        bounds = [rows * i // parts for i in range(parts + 1)]
+        assignment = pa.array(part_of_rows(table, parts), type=pa.int32())
         pieces = [
             (
                 part_checkpoint_name(version, i + 1, parts),
-                table.slice(bounds[i], bounds[i + 1] - bounds[i]),
+                table.filter(pc.equal(assignment, i)),
             )
             for i in range(parts)
         ]
@@ -323,7 +352,9 @@ def write_checkpoint(
         pieces = [(classic_checkpoint_name(version), table)]
         written_parts = None
     total = 0
-    for name, piece in pieces:
+    for index, (name, piece) in enumerate(pieces):
+        if index == 1:
+            crashpoints.reached("checkpoint.between_parts")
         data = _parquet_bytes(piece)
         # a file that exists holds the same checkpoint, from another writer (CHECKPOINT.INTERVAL)
         with contextlib.suppress(VersionExistsError):
@@ -337,7 +368,9 @@ def write_checkpoint(
         num_of_add_files=snapshot.num_files,
         files=tuple(name for name, _ in pieces),
     )
+    crashpoints.reached("checkpoint.before_last_checkpoint")
     store.write_overwrite(LAST_CHECKPOINT, result.last_checkpoint_json().encode("utf-8"))
+    crashpoints.reached("checkpoint.after_last_checkpoint")
     return result
 
 
@@ -349,13 +382,24 @@ def checkpoint_version(
 
     This is the post-commit step after committing ``version`` (CHECKPOINT.INTERVAL): the
     checkpoint is of that version even if later ones exist. Log cleanup runs when
-    ``delta.enableExpiredLogCleanup`` is true (default).
+    ``delta.enableExpiredLogCleanup`` is true (default), and sweeps the temporary files that
+    killed writers left behind (:func:`sweep_temp_files`).
     """
     snapshot = log.snapshot(version)
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
     if log_cleanup_enabled(snapshot.metadata):
         cleanup_expired_logs(log.store, version, now_ms, snapshot.metadata)
+        sweep_temp_files(log.store, now_ms)
     return result
+
+
+def sweep_temp_files(
+    store: LogStore, now_ms: int, safety_ms: int = TEMP_FILE_SAFETY_MS
+) -> list[str]:
+    """Delete the log's temporary files older than ``safety_ms`` (default one hour) at
+    ``now_ms``: what writers killed between writing and removing them left behind. They are
+    never listed or read, so this only reclaims space. Returns the deleted names."""
+    return store.sweep_temp_files(now_ms - safety_ms)
 
 
 # --- log cleanup ---------------------------------------------------------------------------------
@@ -424,9 +468,10 @@ def cleanup_expired_logs(
         if (m := _HADOOP_CRC.fullmatch(info.name)) is not None and m[1] in doomed_set
     }
     deleted: list[str] = []
-    for name in doomed:
+    for name in doomed:  # oldest first: a crash half-way leaves only a prefix gone
         store.delete(name)
         deleted.append(name)
+        crashpoints.reached("cleanup.mid_delete")
     for name in sorted(hidden):
         store.delete(name)
         deleted.append(name)

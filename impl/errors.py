@@ -67,6 +67,14 @@ class CorruptLogError(DeltaError):
     kind = "CORRUPT_LOG_FILE"
 
 
+class UnsafePathError(CorruptLogError):
+    """A log that would make a reader or VACUUM touch something outside the table: a file path
+    that leaves the table root or points into ``_delta_log``, or a symlink inside ``_delta_log``."""
+
+    error_class = "DELTA_UNSAFE_PATH"
+    kind = "UNSAFE_PATH"
+
+
 class MissingProtocolOrMetadataError(DeltaError):
     """A snapshot without protocol or metadata (SNAPSHOT.PROTOCOL_METADATA)."""
 
@@ -150,6 +158,34 @@ class DomainMetadataUnsupportedError(CommitValidationError):
 class DuplicateDomainMetadataError(CommitValidationError):
     error_class = "DELTA_DUPLICATE_DOMAIN_METADATA_INTERNAL_ERROR"
     kind = "DUPLICATE_DOMAIN_METADATA"
+
+
+class CommitFailedError(DeltaError):
+    """Writing the commit failed again and again; reading the log back showed that it was not
+    written (nothing was committed)."""
+
+    error_class = "DELTA_COMMIT_FAILED"
+    kind = "COMMIT_FAILED"
+
+
+class CommitOutcomeUnknownError(DeltaError):
+    """Writing the commit failed and the log could not be read back to tell whether the commit
+    landed: it may or may not be in the log (at ``version``, with this transaction's txnId)."""
+
+    error_class = "DELTA_COMMIT_OUTCOME_UNKNOWN"
+    kind = "COMMIT_OUTCOME_UNKNOWN"
+
+
+class VacuumRetentionTooShortError(DeltaError):
+    """VACUUM with a retention below ``delta.deletedFileRetentionDuration``, not overridden."""
+
+    error_class = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"
+    kind = "VACUUM_RETENTION_PERIOD_TOO_SHORT"
+
+
+class VacuumRetentionNegativeError(DeltaError):
+    error_class = "DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE"
+    kind = "VACUUM_RETENTION_PERIOD_NEGATIVE"
 
 
 class MaxCommitRetriesExceededError(DeltaError):

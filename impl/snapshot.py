@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -63,6 +64,7 @@ from deltaspec.impl.errors import (
     MissingProtocolOrMetadataError,
     MissingVersionsError,
     TableNotFoundError,
+    UnsafePathError,
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
@@ -94,6 +96,7 @@ __all__ = [
     "is_checkpoint_name",
     "log_file_version",
     "parse_interval_ms",
+    "resolve_data_path",
     "table_duration_ms",
     "wall_clock_ms",
 ]
@@ -188,7 +191,11 @@ MAX_READER_VERSION = 3
 
 
 def check_reader_protocol(
-    protocol: Protocol, *, table: str | None = None, version: int | None = None
+    protocol: Protocol,
+    *,
+    table: str | None = None,
+    version: int | None = None,
+    file: str | None = None,
 ) -> None:
     """Refuse a protocol this reader does not support (SNAPSHOT.PROTOCOL_METADATA).
 
@@ -201,13 +208,126 @@ def check_reader_protocol(
             f"(this reader supports 1 to {MAX_READER_VERSION})",
             table=table,
             version=version,
+            file=file,
         )
     if protocol.min_reader_version == MAX_READER_VERSION:
         unsupported = sorted(set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES)
         if unsupported:
             raise UnsupportedProtocolError(
-                f"unsupported reader features {unsupported}", table=table, version=version
+                f"unsupported reader features {unsupported}",
+                table=table,
+                version=version,
+                file=file,
             )
+
+
+# --- path safety ---------------------------------------------------------------------------------
+
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# A raw path that may resolve outside the table or into _delta_log: everything else is a plain
+# relative path below the root. Escapes that decode to ".", "/", "\\", "_" or NUL are suspect;
+# the ones writers produce (%20, %25, %3A...) are not.
+_SUSPICIOUS_PATH = (
+    r"^$|^/|^[A-Za-z][A-Za-z0-9+.\-]*:|(?:^|/)\.\.?(?:/|$)|^_delta_log(?:/|$)|\x00"
+    r"|%(?:2[eEfF]|5[cCfF]|00)"
+)
+_SUSPICIOUS = re.compile(_SUSPICIOUS_PATH)
+
+
+def resolve_data_path(table_root: str, path: str) -> str:
+    """The location of a data file named by an ``add``/``remove`` ``path``, relative to the table
+    root, decoded, ``/``-separated; ValueError saying why for a path that is not safe to use.
+
+    The protocol allows a relative URI or an absolute one (ACTION.ADD). Safe means: it decodes
+    (no malformed escape, no NUL), a relative one has no ``..`` segment, an absolute one
+    (``/x`` or ``file:/x``) lies inside the table root, it is not the root itself, and it is not
+    inside ``_delta_log``. Any other URI scheme (``s3:``, ``hdfs:``...) names a file outside a
+    local table. Nothing here touches the file system, except that an absolute path is also
+    compared with the root's real path (the root itself may be a symbolic link).
+    """
+    scheme = _URI_SCHEME.match(path)
+    if scheme is not None:
+        if scheme[0].lower() != "file:":
+            raise ValueError(f"a {scheme[0]} URI names a file outside the table")
+        rest = path[scheme.end() :]
+        if rest.startswith("//"):
+            authority, _, rest = rest[2:].partition("/")
+            if authority not in ("", "localhost"):
+                raise ValueError(f"a file URI on host {authority!r} is outside the table")
+            rest = "/" + rest
+        if not rest.startswith("/"):
+            raise ValueError("a relative file: URI")
+        path = rest
+    decoded = codec.decode_path(path)
+    if not decoded:
+        raise ValueError("an empty path")
+    if "\0" in decoded:
+        raise ValueError("a NUL character in the path")
+    if decoded.startswith("/"):
+        target = posixpath.normpath(decoded)
+        for root in {posixpath.normpath(table_root), os.path.realpath(table_root)}:
+            if target.startswith(root.rstrip("/") + "/"):
+                relative = target[len(root.rstrip("/")) + 1 :]
+                break
+        else:
+            raise ValueError("an absolute path outside the table root")
+    else:
+        if ".." in decoded.split("/"):
+            raise ValueError("a '..' segment leaves the table root")
+        relative = posixpath.normpath(decoded)
+    if relative in ("", ".") or relative.split("/", 1)[0] == "_delta_log":
+        raise ValueError("a path into _delta_log or the table root itself")
+    return relative
+
+
+def _unsafe(
+    table: str, version: int | None, file: str, kind: str, path: str, why: str
+) -> UnsafePathError:
+    return UnsafePathError(
+        f"{kind}.path {path[:200]!r}: {why}", table=table, version=version, file=file
+    )
+
+
+def _check_file_action(
+    action: AddFile | RemoveFile, table: str, version: int | None, file: str
+) -> None:
+    """Refuse an add/remove whose path is unsafe or whose size is negative (hostile logs)."""
+    kind = "add" if isinstance(action, AddFile) else "remove"
+    if _SUSPICIOUS.search(action.path) is not None:
+        try:
+            resolve_data_path(table, action.path)
+        except ValueError as exc:
+            raise _unsafe(table, version, file, kind, action.path, str(exc)) from None
+    if action.size is not None and action.size < 0:
+        raise CorruptLogError(
+            f"{kind}.size is negative ({action.size}) for {action.path[:200]!r}",
+            table=table,
+            version=version,
+            file=file,
+        )
+
+
+def _check_file_table(
+    rows: pa.Table, kind: str, table: str, version: int | None, file: str
+) -> None:
+    """:func:`_check_file_action` for a checkpoint's FILES/TOMBSTONES table, vectorised: only
+    the suspicious-looking paths are resolved one by one."""
+    if rows.num_rows == 0:
+        return
+    paths = rows.column("path")
+    suspect = pc.match_substring_regex(paths, _SUSPICIOUS_PATH)
+    if pc.any(suspect).as_py():
+        for path in paths.filter(suspect).to_pylist():
+            try:
+                resolve_data_path(table, path)
+            except ValueError as exc:
+                raise _unsafe(table, version, file, kind, path, str(exc)) from None
+    negative = pc.less(rows.column("size"), 0)
+    if pc.any(negative).as_py():
+        path = paths.filter(negative).to_pylist()[0]
+        raise CorruptLogError(
+            f"{kind}.size is negative for {path[:200]!r}", table=table, version=version, file=file
+        )
 
 
 # --- Arrow layouts -------------------------------------------------------------------------------
@@ -696,6 +816,8 @@ class _State:
     domains: dict[str, DomainMetadata] = field(default_factory=dict)
     files: pa.Table = field(default_factory=FILES_SCHEMA.empty_table)
     tombstones: pa.Table = field(default_factory=TOMBSTONES_SCHEMA.empty_table)
+    protocol_origin: tuple[int | None, str | None] = (None, None)
+    """The version and file the current protocol was read from (for errors)."""
 
     def apply_non_file(self, action: Action) -> None:
         if isinstance(action, Protocol):
@@ -760,8 +882,8 @@ class DeltaLog:
         try:
             data = self.store.read(LAST_CHECKPOINT)
             parsed = json.loads(data.decode("utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError, UnsafePathError):
+            return None  # an unsafe (symlinked) hint is not read at all: listing is the fallback
         if not isinstance(parsed, dict):
             return None
         version = parsed.get("version")
@@ -779,6 +901,24 @@ class DeltaLog:
                 f"commit {version} does not exist", table=self.table_path, version=version
             ) from None
         return codec.decode_commit(data, table=self.table_path, version=version, file=name)
+
+    def commit_is_own(self, version: int, txn_id: str, payload: bytes) -> bool | None:
+        """Whether commit ``version`` is the one a transaction tried to write: None if the file
+        does not exist, else True when its bytes are ``payload`` or its commitInfo carries
+        ``txn_id`` (TXN.COMMIT_INFO). Resolves a write whose outcome the store could not report.
+        OSError if the file cannot be read."""
+        name = commit_name(version)
+        try:
+            data = self.store.read(name)
+        except FileNotFoundError:
+            return None
+        if data == payload:
+            return True
+        try:
+            actions = codec.decode_commit(data, table=self.table_path, version=version, file=name)
+        except CorruptLogError:
+            return False
+        return any(isinstance(a, CommitInfo) and a.get("txnId") == txn_id for a in actions)
 
     def list_commit_versions(self, after: int) -> list[int]:
         """Versions of the commit files after ``after``, ascending (LOG.LISTING)."""
@@ -887,6 +1027,7 @@ class DeltaLog:
                 f"(earliest commit {min(listing.commits, default=None)})",
                 table=table,
                 version=target,
+                file=commit_name(0),
             )
         self._require_commits(listing, -1, target)
         return self._replay(listing, _State(), None, target, now)
@@ -900,18 +1041,19 @@ class DeltaLog:
                 f"and version {target}",
                 table=self.table_path,
                 version=missing[0],
+                file=commit_name(missing[0]),
             )
 
     # --- checkpoints ---------------------------------------------------------------------------
 
-    def _missing(self, name: str) -> CorruptLogError:
+    def _missing(self, name: str, version: int) -> CorruptLogError:
         """A checkpoint file or sidecar that the listing or the checkpoint promised is gone
         (delta-spark: DELTA_MISSING_PART_FILES)."""
         return CorruptLogError(
-            "a file of the checkpoint is missing", table=self.table_path, file=name
+            "a file of the checkpoint is missing", table=self.table_path, version=version, file=name
         )
 
-    def _read_parquet(self, name: str, *, files_only: bool = False) -> pa.Table:
+    def _read_parquet(self, name: str, version: int, *, files_only: bool = False) -> pa.Table:
         """The action columns of a checkpoint (or sidecar) Parquet file that matter here."""
         try:
             local = self.store.local_path(name)
@@ -919,7 +1061,12 @@ class DeltaLog:
             parquet = pq.ParquetFile(source)
             columns: list[str] = []
             for top in parquet.schema_arrow:
-                if top.name in _FILE_COLUMNS and pa.types.is_struct(top.type):
+                if top.name in (*_FILE_COLUMNS, *_NON_FILE_COLUMNS) and not pa.types.is_struct(
+                    top.type
+                ):
+                    # a wrong schema: skipping the column would silently drop its actions
+                    raise ValueError(f"column {top.name!r} is {top.type}, not a struct")
+                if top.name in _FILE_COLUMNS:
                     wanted = {c.delta for c in _FILE_COLUMNS[top.name]}
                     columns.extend(
                         f"{top.name}.{child.name}" for child in top.type if child.name in wanted
@@ -928,11 +1075,14 @@ class DeltaLog:
                     columns.append(top.name)
             return parquet.read(columns=columns)
         except FileNotFoundError:
-            raise _UnusableCheckpoint(self._missing(name)) from None
+            raise _UnusableCheckpoint(self._missing(name, version)) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise _UnusableCheckpoint(
                 CorruptLogError(
-                    f"cannot read checkpoint file: {exc}", table=self.table_path, file=name
+                    f"cannot read checkpoint file: {exc}",
+                    table=self.table_path,
+                    version=version,
+                    file=name,
                 )
             ) from None
 
@@ -946,7 +1096,7 @@ class DeltaLog:
             return self._read_checkpoint_files(cp)
         except _UnusableCheckpoint:
             raise
-        except (pa.ArrowException, TypeError, ValueError, KeyError) as exc:
+        except (pa.ArrowException, TypeError, ValueError, KeyError, AttributeError) as exc:
             raise _UnusableCheckpoint(
                 CorruptLogError(
                     f"malformed checkpoint: {exc!r}",
@@ -970,7 +1120,7 @@ class DeltaLog:
                         data, table=self.table_path, version=cp.version, file=info.name
                     )
                 except FileNotFoundError:
-                    raise _UnusableCheckpoint(self._missing(info.name)) from None
+                    raise _UnusableCheckpoint(self._missing(info.name, cp.version)) from None
                 except CorruptLogError as corrupt:
                     raise _UnusableCheckpoint(corrupt) from None
                 for action in actions:
@@ -983,7 +1133,7 @@ class DeltaLog:
                     else:
                         state.apply_non_file(action)
                 continue
-            table = self._read_parquet(info.name)
+            table = self._read_parquet(info.name, cp.version)
             for action in _non_file_actions(table):
                 if isinstance(action, Sidecar):
                     sidecars.append(action)
@@ -994,7 +1144,7 @@ class DeltaLog:
                     tables.append(_struct_column_to_table(table.column(kind), kind))
         for sidecar in sidecars:
             name = _sidecar_name(sidecar.path)
-            table = self._read_parquet(name, files_only=True)
+            table = self._read_parquet(name, cp.version, files_only=True)
             for kind, tables in file_tables.items():
                 if kind in table.column_names:
                     tables.append(_struct_column_to_table(table.column(kind), kind))
@@ -1002,10 +1152,16 @@ class DeltaLog:
             file_tables["add"].append(_adds_to_table(json_adds))
         if json_removes:
             file_tables["remove"].append(_removes_to_table(json_removes))
+        first = cp.files[0].name
+        for kind, tables in file_tables.items():
+            for rows in tables:
+                _check_file_table(rows, kind, self.table_path, cp.version, first)
         if file_tables["add"]:
             state.files = pa.concat_tables(file_tables["add"])
         if file_tables["remove"]:
             state.tombstones = pa.concat_tables(file_tables["remove"])
+        if state.protocol is not None:
+            state.protocol_origin = (cp.version, first)
         return state
 
     # --- replay --------------------------------------------------------------------------------
@@ -1041,16 +1197,20 @@ class DeltaLog:
             actions = codec.decode_commit(data, table=self.table_path, version=version, file=name)
             for action in actions:
                 if isinstance(action, AddFile):
+                    _check_file_action(action, self.table_path, version, name)
                     key = action.key
                     removes.pop(key, None)
                     adds.pop(key, None)
                     adds[key] = action
                 elif isinstance(action, RemoveFile):
+                    _check_file_action(action, self.table_path, version, name)
                     key = action.key
                     adds.pop(key, None)
                     removes.pop(key, None)
                     removes[key] = action
                 else:
+                    if isinstance(action, Protocol):
+                        state.protocol_origin = (version, name)
                     state.apply_non_file(action)
             if version == target:
                 last_actions = actions
@@ -1069,8 +1229,15 @@ class DeltaLog:
                 + ("" if cp is None else f" (replay started at checkpoint {cp.version})"),
                 table=self.table_path,
                 version=target,
+                file=commit_name(0) if cp is None else cp.files[0].name,
             )
-        check_reader_protocol(state.protocol, table=self.table_path, version=target)
+        origin_version, origin_file = state.protocol_origin
+        check_reader_protocol(
+            state.protocol,
+            table=self.table_path,
+            version=target if origin_version is None else origin_version,
+            file=origin_file,
+        )
         return Snapshot(
             table_path=self.table_path,
             version=target,

@@ -26,12 +26,14 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl import crashpoints
+from deltaspec.impl.errors import UnsafePathError, VersionExistsError
 
 __all__ = [
     "LAST_CHECKPOINT",
     "LOG_DIR",
     "SIDECARS_DIR",
+    "TEMP_FILE_SAFETY_MS",
     "FileInfo",
     "LocalLogStore",
     "LogStore",
@@ -86,6 +88,10 @@ _DIR_FSYNC_UNSUPPORTED = frozenset(
 
 
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+
+TEMP_FILE_SAFETY_MS = 60 * 60 * 1000
+"""A temporary file younger than this (one hour) may belong to a live writer and is never swept."""
 
 
 def commit_name(version: int) -> str:
@@ -112,6 +118,16 @@ def parse_commit_name(name: str) -> int | None:
     if _COMMIT_NAME.fullmatch(name) is None:
         return None
     return int(name[:_VERSION_DIGITS])
+
+
+def _leading_version(name: str) -> int | None:
+    """The version a commit, checkpoint or checksum name starts with (20 digits and a dot)."""
+    head, dot, _ = name.partition(".")
+    return (
+        int(head)
+        if dot and len(head) == _VERSION_DIGITS and head.isascii() and head.isdigit()
+        else None
+    )
 
 
 def is_temp_name(name: str) -> bool:
@@ -238,6 +254,12 @@ class LogStore(abc.ABC):
     def local_path(self, name: str) -> str | None:
         """A file-system path that pyarrow can open for ``name``, or None for non-local stores."""
 
+    def sweep_temp_files(self, older_than_ms: int) -> list[str]:
+        """Delete the temporary files left by killed writers, last modified before
+        ``older_than_ms`` (ms since the epoch); returns their names. Stores without temporary
+        files keep this default, which does nothing."""
+        return []
+
 
 class LocalLogStore(LogStore):
     """A :class:`LogStore` on a local (POSIX) file system, safe across threads and processes.
@@ -278,27 +300,90 @@ class LocalLogStore(LogStore):
         return self._log_dir
 
     def _path(self, name: str) -> str:
-        return os.path.join(self._log_dir, *_check_name(name))
+        parts = _check_name(name)
+        self._check_dirs(parts)
+        return os.path.join(self._log_dir, *parts)
 
     # --- reading -----------------------------------------------------------------------------
 
     def read(self, name: str) -> bytes:
-        with open(self._path(name), "rb") as file:
+        path = self._path(name)
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._symlink_error(name) from None
+            raise
+        with os.fdopen(fd, "rb") as file:
             return file.read()
 
     def exists(self, name: str) -> bool:
         return os.path.exists(self._path(name))
 
     def local_path(self, name: str) -> str | None:
-        return self._path(name)
+        path = self._path(name)
+        if os.path.islink(path):
+            raise self._symlink_error(name)
+        return path
+
+    def _symlink_error(self, name: str) -> UnsafePathError:
+        return UnsafePathError(
+            "a symbolic link in the log is never followed (it could point outside the table)",
+            table=self._table_path,
+            version=_leading_version(name),
+            file=name,
+        )
+
+    def _check_dirs(self, parts: list[str]) -> None:
+        """Refuse a ``_delta_log`` (or ``_sidecars``) directory that is a symbolic link."""
+        directory = self._log_dir
+        for part in ["", *parts[:-1]]:
+            directory = os.path.join(directory, part) if part else directory
+            if os.path.islink(directory):
+                raise UnsafePathError(
+                    "a log directory that is a symbolic link is never followed",
+                    table=self._table_path,
+                    file=os.path.relpath(directory, self._table_path),
+                )
 
     def list_from(self, start: str = "") -> list[FileInfo]:
+        self._check_dirs([""])
         return [info for info in self._scan(self._log_dir, "") if info.name >= start]
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
         if len(_check_name(subdir)) != 1:
             raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
+        self._check_dirs([subdir, ""])
         return self._scan(os.path.join(self._log_dir, subdir), subdir + "/")
+
+    def sweep_temp_files(self, older_than_ms: int) -> list[str]:
+        """Delete ``.<name>.<uuid>.tmp`` files in ``_delta_log`` and ``_delta_log/_sidecars``
+        last modified before ``older_than_ms``: the leftovers of writers killed between creating
+        and removing them. A live writer's temporary file is younger than
+        :data:`TEMP_FILE_SAFETY_MS`; callers pass ``now - TEMP_FILE_SAFETY_MS`` or earlier. Even
+        a temporary file swept under a live writer only makes its write fail before the link,
+        which the writer sees as an ordinary failure (the commit was not made)."""
+        self._check_dirs([""])
+        swept: list[str] = []
+        sidecars = os.path.join(self._log_dir, SIDECARS_DIR)
+        for directory, prefix in ((self._log_dir, ""), (sidecars, SIDECARS_DIR + "/")):
+            try:
+                with os.scandir(directory) as iterator:
+                    entries = [e for e in iterator if is_temp_name(e.name)]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                try:
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    if entry.stat(follow_symlinks=False).st_mtime_ns // 1_000_000 >= older_than_ms:
+                        continue
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    continue  # its writer (or another sweeper) removed it
+                swept.append(prefix + entry.name)
+                crashpoints.reached("cleanup.mid_temp_sweep")
+        return swept
 
     @staticmethod
     def _scan(directory: str, prefix: str) -> list[FileInfo]:
@@ -313,9 +398,11 @@ class LocalLogStore(LogStore):
             if is_temp_name(entry.name):
                 continue
             try:
-                if not entry.is_file():
+                # a symbolic link is listed as itself (lstat), never followed: reading it raises
+                # UnsafePathError, so a planted link cannot pull in a file outside the table
+                if not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                     continue
-                stat = entry.stat()
+                stat = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue  # deleted (log cleanup) between readdir and stat
             infos.append(FileInfo(prefix + entry.name, stat.st_size, stat.st_mtime_ns // 1_000_000))
@@ -337,8 +424,10 @@ class LocalLogStore(LogStore):
         """Temp file + fsync + link; False if the file system has no hard links."""
         directory = os.path.dirname(final)
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
+        kind = crashpoints.file_kind(name)
         try:
-            _write_file(temp, data)
+            _write_temp(temp, data, kind)
+            crashpoints.reached(f"{kind}.after_temp")
             try:
                 os.link(temp, final)
             except FileExistsError as exc:
@@ -349,6 +438,7 @@ class LocalLogStore(LogStore):
                     self._hard_links = False
                     return False
                 raise
+            crashpoints.reached(f"{kind}.after_link")
             _fsync_dir(directory)
             return True
         finally:
@@ -384,7 +474,8 @@ class LocalLogStore(LogStore):
         self._ensure_dir(self._log_dir)
         temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
         try:
-            _write_file(temp, data)
+            _write_temp(temp, data, "last_checkpoint")
+            crashpoints.reached("last_checkpoint.after_temp")
             os.replace(temp, final)
             _fsync_dir(self._log_dir)
         finally:
@@ -424,6 +515,22 @@ class LocalLogStore(LogStore):
 def _check_data(data: bytes) -> None:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"log file content is bytes, not {type(data).__name__}")
+
+
+def _write_temp(path: str, data: bytes, kind: str) -> None:
+    """:func:`_write_file`, or, when crash points are active, the same in two halves with the
+    crash point ``<kind>.temp_partial`` between them."""
+    if not crashpoints.active():
+        _write_file(path, data)
+        return
+    with open(path, "xb") as file:
+        half = len(data) // 2
+        file.write(data[:half])
+        file.flush()
+        crashpoints.reached(f"{kind}.temp_partial")
+        file.write(data[half:])
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def _write_file(path: str, data: bytes) -> None:

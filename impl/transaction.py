@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, codec, errors, predicates, protocol
+from deltaspec.impl import checkpoint, codec, crashpoints, errors, predicates, protocol
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -42,6 +42,9 @@ from deltaspec.impl.storage import commit_name
 
 LOG = logging.getLogger(__name__)
 ENGINE_INFO = f"deltaspec/{__version__}"
+MAX_FAILED_WRITES = 10
+"""Writes of one version that fail, and that reading the log back proves did not land, before
+the commit gives up with CommitFailedError (delta-spark's maxNonConflictCommitAttempts)."""
 DEFAULT_PROTOCOL = Protocol(1, 2)
 CHANGES_DATA = frozenset(
     {
@@ -318,6 +321,7 @@ class OptimisticTransaction:
     def _commit(self, extra: Iterable[Action], operation: Operation, if_needed: bool) -> int | None:
         if self.committed_version is not None:
             raise RuntimeError("transaction already committed")
+        crashpoints.reached("commit.begin")
         staged: list[Action] = [a for a in (*self._staged, *extra) if not isinstance(a, CommitInfo)]
         actions = self._prepare(staged, operation)
         level = self._isolation_level(actions, operation)
@@ -361,45 +365,99 @@ class OptimisticTransaction:
             metadata=metadata,
         )
         version = self._write_with_retries(payload, current)
+        crashpoints.reached("commit.after_put")
         self.committed_version = version
         self._post_commit(version)
         return version
 
     def _write_with_retries(self, payload: bytes, current: CurrentTransactionInfo) -> int:
-        """RETRY.ATTEMPT_VERSION, RETRY.NEXT_VERSION, RETRY.MAX_ATTEMPTS / RETRY.UNBOUNDED."""
+        """RETRY.ATTEMPT_VERSION, RETRY.NEXT_VERSION, RETRY.MAX_ATTEMPTS / RETRY.UNBOUNDED.
+
+        A write that fails with an OSError has an unknown outcome (LogStore.write_new): the
+        version is read back, and the commit is ours if it carries this transaction's txnId (or
+        its exact bytes); absent, the same version is tried again (at most MAX_FAILED_WRITES
+        times); another writer's, it is a lost race. After such a failure a winner carrying our
+        txnId is recognised too, so a commit is never written twice. (delta-spark surfaces the
+        IOException instead; v4.4's opt-in idempotency check compares txnIds the same way.)
+        """
         rel = self.release
         attempt_version = self.read_version + 1
         must_check = False
+        uncertain = False  # an earlier write failed: a winner may be our own commit
+        failed_writes = 0
         attempt = 0
         while True:
             if must_check:
-                latest = self.log.latest_version()
+                latest = self._latest_at_least(attempt_version)
                 for winner_version in range(attempt_version, latest + 1):
+                    if uncertain and self._is_own(winner_version, payload):
+                        return winner_version
                     winner = WinningCommit(
                         winner_version, tuple(self.log.read_commit(winner_version))
                     )
                     current = check_winning_commit(current, winner, rel)
                 attempt_version = latest + 1
+                must_check = False
             try:
                 self.log.store.write_new(commit_name(attempt_version), payload)
                 return attempt_version
             except errors.VersionExistsError:
-                if not rel.has("retries"):
-                    raise errors.ConcurrentModificationException(
-                        "a concurrent commit won the race (no retries before v0.2.0)",
-                        table=self.log.table_path,
-                        version=attempt_version,
-                        winning_version=attempt_version,
-                    ) from None
-                must_check = True
-                attempt += 1
-                if rel.has("bounded_retries") and attempt > rel.max_commit_attempts:
-                    raise errors.MaxCommitRetriesExceededError(
-                        f"tried {attempt} times; started at version {self.read_version + 1}, "
-                        f"failed at version {attempt_version}",
-                        table=self.log.table_path,
-                        version=attempt_version,
-                    ) from None
+                pass
+            except OSError as failure:
+                uncertain = True
+                own = self._is_own(attempt_version, payload, failure)
+                if own:
+                    return attempt_version
+                if own is None:  # not written: try the same version again
+                    failed_writes += 1
+                    if failed_writes >= MAX_FAILED_WRITES:
+                        raise errors.CommitFailedError(
+                            f"writing the commit failed {failed_writes} times ({failure}); "
+                            "it is not in the log",
+                            table=self.log.table_path,
+                            version=attempt_version,
+                            file=commit_name(attempt_version),
+                        ) from failure
+                    continue
+            # the version exists and is another writer's: a lost race
+            if not rel.has("retries"):
+                raise errors.ConcurrentModificationException(
+                    "a concurrent commit won the race (no retries before v0.2.0)",
+                    table=self.log.table_path,
+                    version=attempt_version,
+                    winning_version=attempt_version,
+                ) from None
+            must_check = True
+            attempt += 1
+            if rel.has("bounded_retries") and attempt > rel.max_commit_attempts:
+                raise errors.MaxCommitRetriesExceededError(
+                    f"tried {attempt} times; started at version {self.read_version + 1}, "
+                    f"failed at version {attempt_version}",
+                    table=self.log.table_path,
+                    version=attempt_version,
+                ) from None
+
+    def _latest_at_least(self, exists: int) -> int:
+        """The latest version, knowing that ``exists`` does: a stale listing is read past."""
+        latest = max(self.log.latest_version(), exists)
+        while self.log.store.exists(commit_name(latest + 1)):
+            latest += 1
+        return latest
+
+    def _is_own(self, version: int, payload: bytes, failure: OSError | None = None) -> bool | None:
+        """Whether commit ``version`` is this transaction's (None: absent); the log is read
+        back up to three times, then CommitOutcomeUnknownError."""
+        for _ in range(3):
+            try:
+                return self.log.commit_is_own(version, self.txn_id, payload)
+            except OSError as exc:
+                failure = exc
+        raise errors.CommitOutcomeUnknownError(
+            f"the commit may or may not be in the log (txnId {self.txn_id}): {failure}",
+            table=self.log.table_path,
+            version=version,
+            file=commit_name(version),
+        ) from failure
 
     def _post_commit(self, version: int) -> None:
         """CHECKPOINT.INTERVAL: checkpoint the committed version; failing never fails the commit."""

@@ -1,0 +1,221 @@
+"""VACUUM: delete the data files a table no longer needs, and nothing else.
+
+A file under the table root is deleted only when all of these hold:
+
+1. no version within the retention window references it: it is not live in the latest snapshot,
+   it has no unexpired tombstone (``deletionTimestamp`` after the cutoff), no commit made after
+   the cutoff removes it (a time-travel read of the version current at the cutoff needs it, even
+   if a writer's clock put an old ``deletionTimestamp`` on the remove), and it is not a
+   deletion-vector file of any of those;
+2. it was last modified before the cutoff ``now − retention``: files of transactions still being
+   written (not committed yet) are newer and are never deleted;
+3. it is a regular file inside the table root, outside ``_delta_log`` and outside hidden
+   directories (``_``/``.`` names that are not ``col=value`` partition directories); symbolic
+   links are never followed and never deleted, and a file whose real path leaves the root is
+   never touched.
+
+The retention defaults to the table's ``delta.deletedFileRetentionDuration`` (one week); a shorter
+one raises :class:`~deltaspec.impl.errors.VacuumRetentionTooShortError` unless
+``enforce_retention=False`` (delta-spark's ``retentionDurationCheck.enabled = false``), and a
+negative one always raises. ``dry_run`` reports what would be deleted and deletes nothing.
+Unlike delta-spark, this VACUUM writes no ``VACUUM START/END`` commits and leaves empty
+directories in place.
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import stat
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.compute as pc
+
+from deltaspec.impl import crashpoints
+from deltaspec.impl.actions import DeletionVector, RemoveFile
+from deltaspec.impl.deletion_vectors import z85_decode
+from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
+from deltaspec.impl.snapshot import DeltaLog, Snapshot, resolve_data_path
+from deltaspec.impl.storage import LOG_DIR
+
+__all__ = ["VacuumResult", "deletion_vector_path", "vacuum"]
+
+_HOUR_MS = 60 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class VacuumResult:
+    """What :func:`vacuum` deleted (or, in a dry run, would delete)."""
+
+    version: int
+    """The snapshot version the references were taken from."""
+    cutoff_ms: int
+    dry_run: bool
+    deleted: tuple[str, ...]
+    """Paths relative to the table root, ``/``-separated, sorted."""
+    referenced: int
+    """How many distinct files versions within the retention window reference."""
+    too_recent: int
+    """Unreferenced files kept because they are newer than the cutoff."""
+    symlinks: tuple[str, ...]
+    """Symbolic links found under the root: never followed, never deleted."""
+
+
+def deletion_vector_path(table_root: str, dv: DeletionVector) -> str | None:
+    """The file of a deletion vector relative to the table root (None: inline, or a file
+    outside the root). ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85 id;
+    ``p``: an absolute path."""
+    try:
+        if dv.storage_type == "u":
+            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+            return resolve_data_path(table_root, f"{prefix}/{name}" if prefix else name)
+        if dv.storage_type == "p":
+            return resolve_data_path(table_root, dv.path_or_inline_dv)
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def _referenced(log: DeltaLog, snapshot: Snapshot, cutoff: int) -> set[str]:
+    """Every file a version within the retention window references (rule 1 above)."""
+    root = log.table_path
+    out: set[str] = set()
+
+    def keep(path: str, dv: DeletionVector | None) -> None:
+        with contextlib.suppress(ValueError):  # outside the root: never a candidate anyway
+            out.add(resolve_data_path(root, path))
+        if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:
+            out.add(dv_path)
+
+    for add in snapshot.files.values():
+        keep(add.path, add.deletion_vector)
+    tombstones = snapshot.all_tombstones
+    if tombstones.num_rows:
+        stamps = pc.fill_null(tombstones.column("deletion_timestamp"), 0)
+        recent = tombstones.filter(pc.greater(stamps, cutoff))
+        paths = recent.column("path").to_pylist()
+        dvs = recent.column("deletion_vector").to_pylist()
+        for path, dv in zip(paths, dvs, strict=True):
+            keep(path, None if dv is None else _dv(dv))
+    listing = log.list_log(None)
+    for version, info in sorted(listing.commits.items()):
+        if version > snapshot.version or info.modification_time <= cutoff:
+            continue
+        for action in log.read_commit(version):
+            if isinstance(action, RemoveFile):
+                keep(action.path, action.deletion_vector)
+    return out
+
+
+def _dv(row: dict[str, object]) -> DeletionVector:
+    return DeletionVector(
+        storage_type=str(row["storage_type"]),
+        path_or_inline_dv=str(row["path_or_inline_dv"]),
+        size_in_bytes=0,
+        cardinality=0,
+        offset=None,
+    )
+
+
+def _hidden(name: str) -> bool:
+    """delta-spark's hidden names: ``_x`` and ``.x``, except ``col=value`` partition dirs."""
+    return name.startswith((".", "_")) and "=" not in name
+
+
+def _inside(real: str, root: str) -> bool:
+    return real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def vacuum(
+    log: DeltaLog,
+    *,
+    retention_ms: int | None = None,
+    dry_run: bool = False,
+    enforce_retention: bool = True,
+    now_ms: int | None = None,
+) -> VacuumResult:
+    """Delete the files of the table that no version within retention needs (see the module).
+
+    ``now_ms`` defaults to the log's clock; ``retention_ms`` to the table's
+    ``delta.deletedFileRetentionDuration``.
+    """
+    snapshot = log.snapshot()
+    now = log.clock() if now_ms is None else now_ms
+    configured = snapshot.deleted_file_retention_ms
+    retention = configured if retention_ms is None else retention_ms
+    table = log.table_path
+    if retention < 0:
+        raise VacuumRetentionNegativeError(
+            f"retention {retention} ms is negative", table=table, version=snapshot.version
+        )
+    if enforce_retention and retention < configured:
+        raise VacuumRetentionTooShortError(
+            f"retention {math.ceil(retention / _HOUR_MS)} hours is shorter than the table's "
+            f"delta.deletedFileRetentionDuration ({math.ceil(configured / _HOUR_MS)} hours): "
+            "pass enforce_retention=False if no reader or writer needs older files",
+            table=table,
+            version=snapshot.version,
+        )
+    cutoff = now - retention
+    referenced = _referenced(log, snapshot, cutoff)
+    real_root = os.path.realpath(table)
+    doomed: list[tuple[str, str]] = []
+    symlinks: list[str] = []
+    too_recent = 0
+    for directory, dirnames, filenames in os.walk(table, followlinks=False):
+        relative_dir = os.path.relpath(directory, table)
+        at_root = relative_dir == "."
+        for name in list(dirnames):
+            full = os.path.join(directory, name)
+            if os.path.islink(full):
+                symlinks.append(_relative(relative_dir, name))
+                dirnames.remove(name)
+            elif (at_root and name == LOG_DIR) or _hidden(name):
+                dirnames.remove(name)
+        for name in filenames:
+            if _hidden(name):
+                continue
+            full = os.path.join(directory, name)
+            relative = _relative(relative_dir, name)
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                symlinks.append(relative)
+                continue
+            if not stat.S_ISREG(info.st_mode) or relative in referenced:
+                continue
+            if info.st_mtime_ns // 1_000_000 >= cutoff:
+                too_recent += 1
+                continue
+            real = os.path.realpath(full)
+            if not _inside(real, real_root) or _inside(real, os.path.join(real_root, LOG_DIR)):
+                continue
+            doomed.append((relative, full))
+    doomed.sort()
+    if not dry_run:
+        for _, full in doomed:
+            try:
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue  # replaced by a link or directory since the walk: left alone
+                os.unlink(full)
+            except FileNotFoundError:
+                continue  # deleted meanwhile (another VACUUM)
+            crashpoints.reached("vacuum.mid_delete")
+    return VacuumResult(
+        version=snapshot.version,
+        cutoff_ms=cutoff,
+        dry_run=dry_run,
+        deleted=tuple(relative for relative, _ in doomed),
+        referenced=len(referenced),
+        too_recent=too_recent,
+        symlinks=tuple(sorted(symlinks)),
+    )
+
+
+def _relative(directory: str, name: str) -> str:
+    joined = name if directory == "." else os.path.join(directory, name)
+    return joined.replace(os.sep, "/")
