@@ -116,6 +116,7 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
         if verdict is not Verdict.PASS:
             details.append(f"{writer}: {verdict.value}: expected {expected}, got {actual}")
             worst = max(worst, verdict, key=lambda v: v.severity)
+    writers_worst = worst
     for key, want in scenario.data.get("expect_snapshot", {}).items():
         if key in {"files", "tombstones"} and not compare_files:
             continue
@@ -123,7 +124,11 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
         if key in {"files", "tombstones"}:
             want, got = sorted(want), sorted(got or [])
         if want != got:
-            verdict = Verdict.UNSAFE if key == "files" else Verdict.WRONG
+            # a file set that differs after every writer met its expectation is lost or
+            # duplicated data; after a writer already diverged it is that divergence's effect
+            verdict = Verdict.WRONG
+            if key == "files":
+                verdict = Verdict.UNSAFE if writers_worst is Verdict.PASS else writers_worst
             details.append(f"snapshot {key}: {verdict.value}: expected {want!r}, got {got!r}")
             worst = max(worst, verdict, key=lambda v: v.severity)
     return CaseResult(scenario.id, worst, tuple(details), scenario.rules)

@@ -160,3 +160,9 @@ def test_check_quick_writes_its_report(tmp_path):
     assert main(["check", "--quick", "--report", str(report)]) == 0
     data = json.loads(report.read_text())
     assert data["passed"] and data["reports"]["model"]["counts"]["scenarios"]["pass"] > 300
+
+
+def test_a_missing_file_after_a_spurious_conflict_is_not_unsafe():
+    vector = _vector({"A": {"committed": 1}}, {"files": ["a", "b"]})
+    result = classify(vector, RunResult({"A": {"conflict": "CONCURRENT_APPEND"}}, {"files": ["a"]}))
+    assert result.verdict is Verdict.SPURIOUS and len(result.details) == 2
