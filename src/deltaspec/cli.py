@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deltaspec import __version__
+from deltaspec.conformance.commands import add_check_parser, add_conformance_parser
 from deltaspec.rules import load_rules
 
 
@@ -23,34 +24,6 @@ def _spec(args: argparse.Namespace) -> int:
         print(f"{rule.id:<{width}}  {rule.releases:<22}  {rule.title}")
     print(f"{len(rules)} rules")
     return 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.adapters.model import run
-    from deltaspec.conformance.scenarios import load_scenarios, run_all
-
-    scenarios = load_scenarios(args.scenarios)
-    verdicts = run_all(scenarios, run)
-    failed = [v for v in verdicts if not v.passed]
-    for verdict in failed:
-        print(f"FAIL {verdict.scenario.id} ({verdict.scenario.source})")
-        for line in verdict.failures:
-            print(f"     {line}")
-        if verdict.error:
-            print(f"     error: {verdict.error}")
-    print(f"model: {len(verdicts) - len(failed)} passed, {len(failed)} failed")
-    if args.json:
-        report = [
-            {
-                "id": v.scenario.id,
-                "passed": v.passed,
-                "failures": list(v.failures),
-                "error": v.error,
-            }
-            for v in verdicts
-        ]
-        Path(args.json).write_text(json.dumps(report, indent=2))
-    return 1 if failed else 0
 
 
 def _describe(args: argparse.Namespace) -> int:
@@ -163,6 +136,97 @@ def _mutants(args: argparse.Namespace) -> int:
     return 0 if not baseline.killed and len(killed) == len(results) else 1
 
 
+def _explore_progress(quiet: bool) -> Any:
+    from deltaspec.conformance.explore import Progress
+
+    if quiet:
+        return None
+    end = "\r" if sys.stderr.isatty() else "\n"
+
+    def show(progress: Progress) -> None:
+        print(
+            f"explore: depth {progress.depth}, {progress.states:,} distinct states, "
+            f"{progress.queued:,} queued, {progress.states_per_second:,.0f} states/s   ",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.explore import ExploreConfig, explore
+    from deltaspec.conformance.explore_export import export, write_violation
+    from deltaspec.conformance.explore_ops import ALPHABET, ExploreError, check_alphabet
+
+    try:
+        alphabet = check_alphabet(args.alphabet.split(",")) if args.alphabet else ALPHABET
+        config = ExploreConfig(
+            writers=args.writers,
+            ops=args.ops,
+            partitions=args.partitions,
+            isolation=args.isolation,
+            profile=args.profile,
+            put_if_absent=not args.no_put_if_absent,
+            symmetry=not args.no_symmetry,
+            alphabet=alphabet,
+            mutant=args.mutant,
+            max_states=args.max_states,
+            max_commit_attempts=args.max_commit_attempts,
+        )
+    except ExploreError as error:
+        print(f"deltaspec explore: {error}", file=sys.stderr)
+        return 2
+    explorer, report = explore(config, _explore_progress(args.quiet))
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(f"explore {config.slug}: {config.describe()}")
+    print(report.summary())
+    code = 0
+    violation = report.violation
+    if violation is not None:
+        problem = violation.problem
+        print(
+            f"VIOLATION of {problem.rule} ({problem.kind}) at depth {violation.depth}, "
+            f"after {violation.states:,} distinct states:\n  {problem.message}"
+        )
+        print("shortest trace:")
+        print("\n".join(violation.lines()))
+        path = write_violation(config, problem, violation.trace, args.regressions)
+        print(f"vector (the correct rules' outcomes for this schedule): {path}")
+        code = 1
+    elif not report.complete:
+        print(f"incomplete: stopped at {args.max_states:,} states; no violation so far")
+    else:
+        print("safe: every interleaving keeps the log, model and isolation invariants")
+    if args.export is not None and not report.safe:
+        print("nothing exported: the search found a violation or stopped early")
+    elif args.export is not None:
+        exported = export(explorer, args.export, args.export_limit)
+        tiers = ", ".join(f"{tier} {n}" for tier, n in exported.tiers().items())
+        print(
+            f"exported {len(exported.paths):,} of {exported.terminal:,} terminal interleavings "
+            f"to {args.export} ({tiers})"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.json(), indent=2) + "\n")
+    return code
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.inspect import dot, inspect
+
+    report = inspect(args.path)
+    if args.json:
+        print(json.dumps(report.json(), indent=2))
+    else:
+        print("\n".join(report.lines()))
+    if args.dot is not None:
+        Path(args.dot).write_text(dot(report))
+    return 0 if report.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="deltaspec",
@@ -173,11 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = commands.add_parser("spec", help="list the spec's rule IDs")
     spec.add_argument("--json", action="store_true", help="print the rules as JSON")
     spec.set_defaults(handler=_spec)
-    check = commands.add_parser("check", help="run every scenario vector against the model")
-    check.add_argument("--scenarios", type=Path, action="append", default=[],
-                       help="another directory of scenario vectors (repeatable)")  # fmt: skip
-    check.add_argument("--json", metavar="PATH", help="write a JSON report")
-    check.set_defaults(handler=_check)
+    add_check_parser(commands)
+    add_conformance_parser(commands)
     describe = commands.add_parser("describe", help="load a Delta table and describe its snapshot")
     describe.add_argument("path", help="the table's root directory")
     describe.add_argument("--version", type=int, default=None, help="time travel to this version")
@@ -201,6 +262,74 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="run only these oracle stages (repeatable; default all)")  # fmt: skip
     mutants.add_argument("--json", metavar="PATH", help="write a JSON report")
     mutants.set_defaults(handler=_mutants)
+    explore = commands.add_parser(
+        "explore", help="enumerate every interleaving of a few writers over the model"
+    )
+    explore.add_argument("--writers", type=int, default=2, help="concurrent writers (default 2)")
+    explore.add_argument("--ops", type=int, default=2, help="operations per writer (default 2)")
+    explore.add_argument(
+        "--partitions",
+        type=int,
+        default=1,
+        help="partitions of the table, 0 for unpartitioned (default 1)",
+    )
+    explore.add_argument(
+        "--isolation",
+        choices=["Serializable", "WriteSerializable"],
+        help="the table's delta.isolationLevel (default unset: Serializable)",
+    )
+    explore.add_argument("--profile", metavar="RELEASE", help="delta-spark release, e.g. 3.1.0")
+    explore.add_argument(
+        "--alphabet",
+        metavar="OPS",
+        help="comma-separated operations (default all: append, read_write, "
+        "delete, update, compact, metadata, set_txn)",
+    )
+    explore.add_argument(
+        "--no-put-if-absent",
+        action="store_true",
+        help="a broken log store: a write to an existing version overwrites it",
+    )
+    explore.add_argument("--no-symmetry", action="store_true", help="no symmetry reduction")
+    explore.add_argument(
+        "--mutant",
+        help="swap in a broken model rule for the run (no-append-check-under-serializable)",
+    )
+    explore.add_argument("--max-states", type=int, help="stop after this many distinct states")
+    explore.add_argument(
+        "--max-commit-attempts",
+        type=int,
+        metavar="N",
+        help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)",
+    )
+    explore.add_argument(
+        "--export",
+        type=Path,
+        metavar="DIR",
+        help="write the terminal interleavings as tiered scenario vectors",
+    )
+    explore.add_argument(
+        "--export-limit",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="at most N vectors: a deterministic cover (default 2000)",
+    )
+    explore.add_argument(
+        "--regressions",
+        type=Path,
+        default=Path("explore-regressions"),
+        metavar="DIR",
+        help="where a violation's vector is written",
+    )
+    explore.add_argument("--json", metavar="PATH", help="write a JSON report")
+    explore.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    explore.set_defaults(handler=_explore)
+    inspect = commands.add_parser("inspect", help="validate a real table and its history")
+    inspect.add_argument("path", help="the table's root directory")
+    inspect.add_argument("--json", action="store_true", help="print one JSON object")
+    inspect.add_argument("--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
+    inspect.set_defaults(handler=_inspect)
     args = parser.parse_args(argv)
     code: int = args.handler(args)
     return code
