@@ -94,16 +94,7 @@ def conformance_main(args: argparse.Namespace) -> int:
     return 1 if report.failures() else 0
 
 
-def add_conformance_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "conformance", help="run a corpus against one implementation and judge it"
-    )
-    parser.add_argument(
-        "--adapter",
-        default="impl",
-        help="model, impl, deltars, spark or cmd:PROGRAM (default impl)",
-    )
-    parser.add_argument("--suite", choices=[*suites.SUITES, "all"], default="all")
+def _add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenarios",
         type=Path,
@@ -118,6 +109,19 @@ def add_conformance_parser(commands: Any) -> None:
         metavar="DIR",
         help="the delta-spark fixtures (default ../shared/fixtures/delta-spark)",
     )
+
+
+def add_conformance_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "conformance", help="run a corpus against one implementation and judge it"
+    )
+    parser.add_argument(
+        "--adapter",
+        default="impl",
+        help="model, impl, deltars, spark or cmd:PROGRAM (default impl)",
+    )
+    parser.add_argument("--suite", choices=[*suites.SUITES, "all"], default="all")
+    _add_corpus_arguments(parser)
     parser.add_argument(
         "--fixtures-sha256",
         default=fixtures.PINNED_MANIFEST_SHA256,
@@ -188,20 +192,7 @@ def add_check_parser(commands: Any) -> None:
         "check",
         help="the main job: state machine model vs impl, vectors on model and impl, fixtures",
     )
-    parser.add_argument(
-        "--scenarios",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="another directory of scenario vectors (repeatable)",
-    )
-    parser.add_argument(
-        "--fixtures",
-        type=Path,
-        metavar="DIR",
-        help="the delta-spark fixtures (default ../shared/fixtures/delta-spark)",
-    )
+    _add_corpus_arguments(parser)
     parser.add_argument("--quick", action="store_true", help="only the vectors on the model")
     parser.add_argument(
         "--regressions",
