@@ -6,7 +6,8 @@ Runs the differential state machine (``deltaspec.conformance.oracle``) with the 
 profile's step count, derandomized, ``N`` examples, ``R`` times each, alternating the two
 configurations (A B A B); reports the median steps/s and min–max. A step is one rule:
 a writer beginning, a commit, a checkpoint or a time-travel read, each compared across
-the adapters.
+the adapters. Case 6 of the runner (``python -m benchmarks run --cases oracle``, results in
+``bench.json``); run alone it writes ``results/oracle_throughput.json``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,38 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.harness import Metric, Target
 from deltaspec.conformance.adapters.impl import ImplAdapter
 from deltaspec.conformance.oracle import ORACLE_PROFILES, AdapterFactory, run_oracle
+
+
+def run(quick: bool = False) -> list[Metric]:
+    """Case 6 for the runner: steps/s of model + impl against the model alone, alternately."""
+    examples, repeats = (5, 1) if quick else (60, 5)
+    profile = replace(ORACLE_PROFILES["ci"], max_examples=examples)
+    alone: list[float] = []
+    both: list[float] = []
+    steps = 0
+    for _ in range(repeats):
+        alone.append(run_oracle([], profile).steps_per_second)
+        report = run_oracle([ImplAdapter], profile)
+        both.append(report.steps_per_second)
+        steps = report.steps
+    return [
+        Metric(
+            id="oracle.steps_per_second",
+            case=6,
+            title=f"oracle steps/s, model + impl on real files ({examples} examples of up to "
+            f"{profile.steps} steps, ci profile)",
+            quantity="steps/s",
+            higher_is_better=True,
+            ours=both,
+            peer=alone,
+            peer_name="model alone",
+            target=Target("ours", ">=", 200, "≥ 200 steps/s with the impl"),
+            extra={"steps": steps, "examples": examples},
+        )
+    ]
 
 
 def main() -> None:

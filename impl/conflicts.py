@@ -96,33 +96,49 @@ class WinningCommit:
     actions: tuple[Action, ...]
 
     @cached_property
+    def _sorted(self) -> tuple[list[AddFile], list[RemoveFile], list[Action]]:
+        """The adds, the removes and the other actions, in file order: one pass over a commit
+        that may hold many thousands of file actions."""
+        added: list[AddFile] = []
+        removed: list[RemoveFile] = []
+        others: list[Action] = []
+        for action in self.actions:
+            if isinstance(action, AddFile):
+                added.append(action)
+            elif isinstance(action, RemoveFile):
+                removed.append(action)
+            else:
+                others.append(action)
+        return added, removed, others
+
+    @cached_property
     def commit_info(self) -> dict[str, Any] | None:
-        info = next((a for a in self.actions if isinstance(a, CommitInfo)), None)
+        info = next((a for a in self._sorted[2] if isinstance(a, CommitInfo)), None)
         return None if info is None else {**info.fields, "version": self.version}
 
     @cached_property
     def added(self) -> list[AddFile]:
-        return [a for a in self.actions if isinstance(a, AddFile)]
+        return self._sorted[0]
 
     @cached_property
     def removed(self) -> list[RemoveFile]:
-        return [a for a in self.actions if isinstance(a, RemoveFile)]
+        return self._sorted[1]
 
     @cached_property
     def metadata(self) -> Metadata | None:
-        return next((a for a in self.actions if isinstance(a, Metadata)), None)
+        return next((a for a in self._sorted[2] if isinstance(a, Metadata)), None)
 
     @cached_property
     def protocol(self) -> Protocol | None:
-        return next((a for a in self.actions if isinstance(a, Protocol)), None)
+        return next((a for a in self._sorted[2] if isinstance(a, Protocol)), None)
 
     @cached_property
     def app_ids(self) -> frozenset[str]:
-        return frozenset(a.app_id for a in self.actions if isinstance(a, SetTransaction))
+        return frozenset(a.app_id for a in self._sorted[2] if isinstance(a, SetTransaction))
 
     @cached_property
     def domains(self) -> frozenset[str]:
-        return frozenset(a.domain for a in self.actions if isinstance(a, DomainMetadata))
+        return frozenset(a.domain for a in self._sorted[2] if isinstance(a, DomainMetadata))
 
     @property
     def is_blind_append(self) -> bool:
@@ -303,11 +319,21 @@ def append_check(
     if schema_metadata is None:
         return cur
     schema = predicates.PartitionSchema.of(schema_metadata)
-    values = [add.partition_values for add in candidates]
+    # Each distinct partition is evaluated once (a winner's adds share a few partitions); the
+    # first matching partition, in the order of first appearance, holds the first matching add,
+    # so the hint names the same file as an add-by-add evaluation would.
+    keys = [key for _, _, key in schema.columns]
+    rows: list[tuple[str | None, ...]] = (
+        list(zip(*([add.partition_values.get(k) for add in candidates] for k in keys), strict=True))
+        if keys
+        else [()] * len(candidates)
+    )
+    distinct = list(dict.fromkeys(rows))
+    values = [dict(zip(keys, row, strict=True)) for row in distinct]
     for predicate in dict.fromkeys(cur.reads.predicates):
         hits = predicates.matching(predicate, values, schema)
         if any(hits):
-            first = candidates[hits.index(True)]
+            first = candidates[rows.index(distinct[hits.index(True)])]
             msg = "it added files in a partition this transaction read"
             return _raise(errors.ConcurrentAppendException, msg, cur, win, hint_of(first))
     return cur

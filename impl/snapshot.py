@@ -32,7 +32,9 @@ import json
 import os
 import posixpath
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -80,6 +82,8 @@ from deltaspec.impl.storage import (
 
 __all__ = [
     "ADD_COLUMNS",
+    "CHECKPOINT_CACHE_SIZE",
+    "COMMIT_CACHE_ACTIONS",
     "DAY_MS",
     "DEFAULT_DELETED_FILE_RETENTION",
     "DV_COLUMNS",
@@ -307,6 +311,12 @@ def _check_file_action(
         )
 
 
+# Typed scalars: comparing with a bare Python ``0`` or ``False`` makes pyarrow try (and fail) to
+# import dateutil on every call, about 50 us each.
+_ZERO = pa.scalar(0, pa.int64())
+_FALSE = pa.scalar(False, pa.bool_())
+
+
 def _check_file_table(
     rows: pa.Table, kind: str, table: str, version: int | None, file: str
 ) -> None:
@@ -322,7 +332,7 @@ def _check_file_table(
                 resolve_data_path(table, path)
             except ValueError as exc:
                 raise _unsafe(table, version, file, kind, path, str(exc)) from None
-    negative = pc.less(rows.column("size"), 0)
+    negative = pc.less(rows.column("size"), _ZERO)
     if pc.any(negative).as_py():
         path = paths.filter(negative).to_pylist()[0]
         raise CorruptLogError(
@@ -449,7 +459,7 @@ def _struct_column_to_table(column: pa.ChunkedArray, kind: str) -> pa.Table:
     return table.set_column(
         schema.get_field_index("data_change"),
         "data_change",
-        pa.repeat(False, table.num_rows),
+        pa.repeat(_FALSE, table.num_rows),
     )
 
 
@@ -553,7 +563,12 @@ def _drop_keys(table: pa.Table, keys: set[tuple[str, str | None]]) -> pa.Table:
         return table
     untouched = table.filter(pc.invert(hit))
     candidates = table.filter(hit)
-    keep = [key not in keys for key in _table_keys(candidates)]
+    if candidates.column("deletion_vector").null_count == candidates.num_rows:
+        keep = [(path, None) not in keys for path in candidates.column("path").to_pylist()]
+    else:
+        keep = [key not in keys for key in _table_keys(candidates)]
+    if not any(keep):
+        return untouched
     return pa.concat_tables([untouched, candidates.filter(pa.array(keep, type=pa.bool_()))])
 
 
@@ -750,7 +765,7 @@ class Snapshot:
         table = self.all_tombstones
         if table.num_rows == 0:
             return table
-        stamps = pc.fill_null(table.column("deletion_timestamp"), 0)
+        stamps = pc.fill_null(table.column("deletion_timestamp"), _ZERO)
         return table.filter(pc.greater(stamps, pa.scalar(cutoff, pa.int64())))
 
     @cached_property
@@ -818,6 +833,22 @@ class _State:
     tombstones: pa.Table = field(default_factory=TOMBSTONES_SCHEMA.empty_table)
     protocol_origin: tuple[int | None, str | None] = (None, None)
     """The version and file the current protocol was read from (for errors)."""
+    cacheable: bool = True
+    """False when the state came from files a listing does not show (v2 checkpoint sidecars):
+    :class:`DeltaLog` then never reuses it, so their disappearance is always noticed."""
+
+    def copy(self) -> _State:
+        """A copy that a replay may mutate (the Arrow tables are immutable and shared)."""
+        return _State(
+            self.protocol,
+            self.metadata,
+            dict(self.txns),
+            dict(self.domains),
+            self.files,
+            self.tombstones,
+            self.protocol_origin,
+            self.cacheable,
+        )
 
     def apply_non_file(self, action: Action) -> None:
         if isinstance(action, Protocol):
@@ -831,6 +862,13 @@ class _State:
                 self.domains.pop(action.domain, None)
             else:
                 self.domains[action.domain] = action
+
+
+CHECKPOINT_CACHE_SIZE = 2
+"""Checkpoints whose state a :class:`DeltaLog` keeps, least recently used out."""
+
+COMMIT_CACHE_ACTIONS = 100_000
+"""Decoded actions (of all commits together) a :class:`DeltaLog` keeps, least recently used out."""
 
 
 class _UnusableCheckpoint(Exception):
@@ -851,7 +889,16 @@ class DeltaLog:
 
     ``store`` defaults to a :class:`LocalLogStore` on ``table_root``; ``clock`` (milliseconds)
     decides which tombstones and application transactions have expired in the snapshots it
-    builds. Nothing is cached: every :meth:`snapshot` lists the log afresh.
+    builds.
+
+    Every :meth:`snapshot` lists the log afresh and replays from the newest usable checkpoint, so
+    it sees every commit that landed before it started, from any writer, and builds the same
+    snapshot whether or not anything was read before. With ``cache`` (the default) the log keeps
+    what it read from files that never change once listed (LOG.PUT_IF_ABSENT): the state of the
+    last :data:`CHECKPOINT_CACHE_SIZE` checkpoints and up to :data:`COMMIT_CACHE_ACTIONS` decoded
+    (and checked) commit actions, each keyed on the file's name, size and modification time as
+    the listing shows them, so a file that differs from what was kept is read again. States
+    read with v2 sidecars are never kept, since no listing shows the sidecars.
     """
 
     def __init__(
@@ -859,9 +906,16 @@ class DeltaLog:
         table_root: str | os.PathLike[str],
         store: LogStore | None = None,
         clock: Callable[[], int] | None = None,
+        *,
+        cache: bool = True,
     ) -> None:
         self.store: LogStore = store if store is not None else LocalLogStore(table_root)
         self.clock: Callable[[], int] = clock if clock is not None else wall_clock_ms
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._checkpoints: OrderedDict[CheckpointFiles, _State] = OrderedDict()
+        self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
+        self._kept_actions = 0
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -1032,6 +1086,41 @@ class DeltaLog:
         self._require_commits(listing, -1, target)
         return self._replay(listing, _State(), None, target, now)
 
+    # --- the cache -----------------------------------------------------------------------------
+
+    def _commit_actions(self, listing: LogListing, version: int) -> tuple[str, list[Action]]:
+        """The name and the decoded, checked actions of commit ``version`` (the kept ones if the
+        listing shows the same file)."""
+        name = commit_name(version)
+        info = listing.commits.get(version)
+        if self.cache and info is not None:
+            with self._lock:
+                kept = self._commits.get(info)
+                if kept is not None:
+                    self._commits.move_to_end(info)
+                    return name, kept
+        try:
+            data = self.store.read(name)
+        except FileNotFoundError:
+            raise MissingVersionsError(
+                f"commit {version} disappeared while reading the log",
+                table=self.table_path,
+                version=version,
+            ) from None
+        actions = codec.decode_commit(data, table=self.table_path, version=version, file=name)
+        for action in actions:
+            if isinstance(action, AddFile | RemoveFile):
+                _check_file_action(action, self.table_path, version, name)
+        if self.cache and info is not None and len(actions) <= COMMIT_CACHE_ACTIONS:
+            with self._lock:
+                if info not in self._commits:
+                    self._commits[info] = actions
+                    self._kept_actions += len(actions)
+                while self._kept_actions > COMMIT_CACHE_ACTIONS:
+                    _, dropped = self._commits.popitem(last=False)
+                    self._kept_actions -= len(dropped)
+        return name, actions
+
     def _require_commits(self, listing: LogListing, start: int, target: int) -> None:
         missing = [v for v in range(start + 1, target + 1) if v not in listing.commits]
         if missing:
@@ -1092,8 +1181,14 @@ class DeltaLog:
         Any file that is missing or cannot be read makes the whole checkpoint unusable
         (:class:`_UnusableCheckpoint`), so that the caller can fall back to an older start.
         """
+        if self.cache:
+            with self._lock:
+                kept = self._checkpoints.get(cp)
+                if kept is not None:
+                    self._checkpoints.move_to_end(cp)
+                    return kept.copy()
         try:
-            return self._read_checkpoint_files(cp)
+            state = self._read_checkpoint_files(cp)
         except _UnusableCheckpoint:
             raise
         except (pa.ArrowException, TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -1105,6 +1200,12 @@ class DeltaLog:
                     file=cp.files[0].name,
                 )
             ) from None
+        if self.cache and state.cacheable:
+            with self._lock:
+                self._checkpoints[cp] = state.copy()
+                while len(self._checkpoints) > CHECKPOINT_CACHE_SIZE:
+                    self._checkpoints.popitem(last=False)
+        return state
 
     def _read_checkpoint_files(self, cp: CheckpointFiles) -> _State:
         state = _State()
@@ -1142,6 +1243,7 @@ class DeltaLog:
             for kind, tables in file_tables.items():
                 if kind in table.column_names:
                     tables.append(_struct_column_to_table(table.column(kind), kind))
+        state.cacheable = not sidecars
         for sidecar in sidecars:
             name = _sidecar_name(sidecar.path)
             table = self._read_parquet(name, cp.version, files_only=True)
@@ -1185,25 +1287,14 @@ class DeltaLog:
         removes: dict[tuple[str, str | None], RemoveFile] = {}
         last_actions: list[Action] | None = None
         for version in range(first + 1, target + 1):
-            name = commit_name(version)
-            try:
-                data = self.store.read(name)
-            except FileNotFoundError:
-                raise MissingVersionsError(
-                    f"commit {version} disappeared while reading the log",
-                    table=self.table_path,
-                    version=version,
-                ) from None
-            actions = codec.decode_commit(data, table=self.table_path, version=version, file=name)
+            name, actions = self._commit_actions(listing, version)
             for action in actions:
                 if isinstance(action, AddFile):
-                    _check_file_action(action, self.table_path, version, name)
                     key = action.key
                     removes.pop(key, None)
                     adds.pop(key, None)
                     adds[key] = action
                 elif isinstance(action, RemoveFile):
-                    _check_file_action(action, self.table_path, version, name)
                     key = action.key
                     adds.pop(key, None)
                     removes.pop(key, None)

@@ -348,7 +348,7 @@ class LocalLogStore(LogStore):
 
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
-        return [info for info in self._scan(self._log_dir, "") if info.name >= start]
+        return self._scan(self._log_dir, "", start)
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
         if len(_check_name(subdir)) != 1:
@@ -386,12 +386,13 @@ class LocalLogStore(LogStore):
         return swept
 
     @staticmethod
-    def _scan(directory: str, prefix: str) -> list[FileInfo]:
-        """The regular files of ``directory`` except temporary files, sorted by name."""
+    def _scan(directory: str, prefix: str, start: str = "") -> list[FileInfo]:
+        """The regular files of ``directory`` except temporary files, sorted by name, from the
+        name ``start`` on (names before it are not even stat'ed)."""
         infos: list[FileInfo] = []
         try:
             with os.scandir(directory) as iterator:
-                entries = list(iterator)
+                entries = [e for e in iterator if prefix + e.name >= start]
         except (FileNotFoundError, NotADirectoryError):
             return []
         for entry in entries:
