@@ -60,7 +60,9 @@ def reference_shapes(fixtures: Path) -> dict[str, dict[str, set[str]]]:
                             set(body) if kind not in shape else shape[always] & set(body)
                         )
                         shape[kind].update(body)
-            shape["operationParameters"].update(info.get("operationParameters", {}))
+            for key, value in info.get("operationParameters", {}).items():
+                shape["operationParameters"].add(key)
+                shape[f"type:{key}"].add(type(value).__name__)
     return {label: dict(shape) for label, shape in shapes.items()}
 
 
@@ -155,6 +157,11 @@ def compare(commits: list[Path], reference: dict[str, dict[str, set[str]]]) -> l
                 f"writes/{label}/operationParameters.{name}",
                 "delta-spark never records this parameter",
             )
+        for name, value in sorted(info.get("operationParameters", {}).items()):
+            types = shape.get(f"type:{name}", set())
+            if types and type(value).__name__ not in types:
+                case = f"writes/{label}/operationParameters.{name} (type)"
+                _add(results, seen, case, f"delta-spark writes it as {sorted(types)}")
         for name in sorted(shape.get("operationParameters", set()) - params):
             _add(
                 results,

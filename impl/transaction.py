@@ -67,7 +67,11 @@ CHANGES_DATA = frozenset(
 
 @dataclass(frozen=True)
 class Operation:
-    """What the commit records as its operation (commitInfo.operation / operationParameters)."""
+    """What the commit records as its operation (commitInfo.operation / operationParameters).
+
+    Parameter values are written as delta-spark writes them: strings, booleans and null as they
+    are (OPTIMIZE's ``"auto":false``, CREATE TABLE's ``"description":null``), lists and other
+    values as a JSON string (``"partitionBy":"[\"p\"]"``)."""
 
     name: str = "WRITE"
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -285,7 +289,7 @@ class OptimisticTransaction:
             "timestamp": self.clock(),
             "operation": operation.name,
             "operationParameters": {
-                k: json.dumps(v) if not isinstance(v, str) else v
+                k: v if isinstance(v, str | bool) or v is None else json.dumps(v)
                 for k, v in operation.parameters.items()
             },
         }

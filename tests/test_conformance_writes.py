@@ -16,7 +16,7 @@ def test_a_commit_with_a_foreign_field_or_a_missing_one_is_reported(tmp_path, fi
     commit = tmp_path / "00000000000000000001.json"
     lines = [
         {"commitInfo": {"timestamp": 1, "operation": "DELETE",
-                        "operationParameters": {"predicate": "[]", "bogus": "1"}}},
+                        "operationParameters": {"predicate": ["x"], "bogus": "1"}}},
         {"remove": {"path": "a b.parquet", "deletionTimestamp": 1, "dataChange": True,
                     "extendedFileMetadata": True, "partitionValues": {}, "size": 1,
                     "madeUp": 1}},
@@ -26,6 +26,7 @@ def test_a_commit_with_a_foreign_field_or_a_missing_one_is_reported(tmp_path, fi
     assert "writes/DELETE/remove.madeUp" in cases
     assert "writes/DELETE/remove.path" in cases  # a space must be URI-encoded
     assert "writes/DELETE/operationParameters.bogus" in cases
+    assert "writes/DELETE/operationParameters.predicate (type)" in cases
     assert "writes/DELETE/commitInfo.engineInfo (missing)" in cases
 
 
