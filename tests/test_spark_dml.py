@@ -270,3 +270,17 @@ def test_deletes_on_disjoint_partitions_both_commit(spark, tmp_path):
     )
     assert not isinstance(result, Exception), result
     assert sorted(r[0] for r in _rows(spark, root)) == [2, 4]
+
+
+def test_dml_on_a_table_with_deletion_vectors_keeps_them_applied(spark, tmp_path, fixtures_dir):
+    import shutil
+
+    from deltaspec.impl.scan import scan
+
+    root = tmp_path / "dv"
+    shutil.copytree(fixtures_dir / "kernel-dv-many-versions", root)
+    delete(spark, root, "id < 20")
+    expected = [i for i in range(20, 500) if i % 11]
+    assert sorted(r[0] for r in read_table(spark, root).select("id").collect()) == expected
+    ours = scan(DeltaLog(str(root)).snapshot(), root).column("id").to_pylist()
+    assert sorted(ours) == expected

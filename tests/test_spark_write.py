@@ -300,11 +300,17 @@ def test_reads_by_version_and_timestamp(spark, tmp_path):
         read_table(spark, root, timestamp_ms=log.snapshot().timestamp + 60_000)
 
 
-def test_deletion_vectors_are_a_typed_unsupported_error(spark, fixtures_dir):
-    root = fixtures_dir / "kernel-dv-many-versions"
+def test_deletion_vectors_are_applied(spark, fixtures_dir):
+    """kernel DeletionVectorSuite's answer: ids 0..499 except multiples of 11 (454 rows)."""
+    rows = read_table(spark, fixtures_dir / "kernel-dv-many-versions").collect()
+    assert sorted(r["id"] for r in rows) == [i for i in range(500) if i % 11]
+
+
+def test_column_mapping_is_a_typed_unsupported_error(spark, fixtures_dir):
+    root = fixtures_dir / "golden-dv-column-mapping"
     with pytest.raises(UnsupportedFeatureError) as error:
         read_table(spark, root)
-    assert error.value.file is not None and error.value.table is not None
+    assert error.value.table == str(root) and error.value.version is not None
 
 
 def test_written_tables_read_identically_by_deltalake(spark, tmp_path):

@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from deltaspec.impl import codec, history
 from deltaspec.impl.actions import AddFile
+from deltaspec.impl.deletion_vectors import deleted_rows
 from deltaspec.impl.errors import UnsupportedFeatureError
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import schema as schemas
@@ -29,22 +31,13 @@ def table_schema(snapshot: Snapshot) -> StructType:
     return StructType.fromJson(schemas.parse(snapshot.metadata.schema_string))
 
 
-def _require_readable(snapshot: Snapshot, files: Sequence[AddFile]) -> None:
-    table = snapshot.metadata
-    mode = table.configuration.get("delta.columnMapping.mode", "none")
+def _require_readable(snapshot: Snapshot) -> None:
+    mode = snapshot.metadata.configuration.get("delta.columnMapping.mode", "none")
     if mode != "none":
         raise UnsupportedFeatureError(
             f"reading column mapping mode {mode!r} through Spark is not supported",
             table=snapshot.table_path,
             version=snapshot.version,
-        )
-    with_dv = next((f for f in files if f.deletion_vector is not None), None)
-    if with_dv is not None:
-        raise UnsupportedFeatureError(
-            "reading files with deletion vectors through Spark is not supported",
-            table=snapshot.table_path,
-            version=snapshot.version,
-            file=with_dv.path,
         )
 
 
@@ -73,7 +66,7 @@ def scan(
     """The rows of ``files`` (default: every live file) with partition values from the log;
     ``with_file`` adds FILE_COLUMN holding each row's ``add.path``."""
     chosen = list(snapshot.files.values()) if files is None else list(files)
-    _require_readable(snapshot, chosen)
+    _require_readable(snapshot)
     root = os.path.abspath(root)
     full = table_schema(snapshot)
     partition_columns = list(snapshot.metadata.partition_columns)
@@ -85,8 +78,12 @@ def scan(
         return spark.createDataFrame([], StructType(list(full.fields) + extra))
     paths = [file_path(root, add) for add in chosen]
     data = spark.read.schema(data_schema).parquet(*(_GLOB.sub(r"\\\1", p) for p in paths))
-    if not partition_columns and not with_file:
+    with_dv = [(path, add) for path, add in zip(paths, chosen, strict=True) if add.deletion_vector]
+    if not partition_columns and not with_file and not with_dv:
         return data.select(*names)
+    data = data.withColumn("__key", _spark_file_key())
+    if with_dv:
+        data = _drop_deleted_rows(spark, root, data, with_dv)
     mapping_schema = StructType(
         [StructField("__key", StringType()), StructField(FILE_COLUMN, StringType())]
         + [StructField(f"__p{i}", StringType()) for i in range(len(partition_columns))]
@@ -101,8 +98,24 @@ def scan(
         FILE_COLUMN,
         *(F.col(f"__p{i}").cast(types[c]).alias(c) for i, c in enumerate(partition_columns)),
     )
-    joined = data.withColumn("__key", _spark_file_key()).join(F.broadcast(mapping), "__key")
+    joined = data.join(F.broadcast(mapping), "__key")
     return joined.select(*names, *([FILE_COLUMN] if with_file else []))
+
+
+def _drop_deleted_rows(
+    spark: SparkSession, root: str, data: DataFrame, files: Sequence[tuple[str, AddFile]]
+) -> DataFrame:
+    """Deletion vectors applied: rows whose index in their file a DV marks are left out."""
+    deleted = [
+        (path, index)
+        for path, add in files
+        if add.deletion_vector is not None
+        for index in sorted(deleted_rows(Path(root), add.deletion_vector))
+    ]
+    schema = StructType([StructField("__key", StringType()), StructField("__row", LongType())])
+    marked = F.broadcast(spark.createDataFrame(deleted, schema))
+    with_index = data.withColumn("__row", F.col("_metadata.row_index"))
+    return with_index.join(marked, ["__key", "__row"], "left_anti").drop("__row")
 
 
 def read_table(
