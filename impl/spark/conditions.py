@@ -34,10 +34,9 @@ class _Untranslatable(Exception):
 
 @dataclass(frozen=True)
 class Conjunct:
-    """One top-level AND operand: Spark's rendering of it, the columns it names (the last name
-    part; qualifiers in ``qualifiers``), and its translation (None when it has none)."""
+    """One top-level AND operand: the columns it names (the last name part; qualifiers in
+    ``qualifiers``), and its translation (None when it has none)."""
 
-    text: str
     columns: frozenset[str]
     qualifiers: frozenset[str]
     expr: predicates.Expr | None
@@ -45,7 +44,11 @@ class Conjunct:
 
 @dataclass(frozen=True)
 class Condition:
+    """``sql`` as given, ``rendered`` as Spark prints it (delta-spark records ``expression.sql``
+    in commitInfo), and its conjuncts."""
+
     sql: str
+    rendered: str
     conjuncts: tuple[Conjunct, ...]
 
     @property
@@ -167,13 +170,12 @@ def parse(
             expr = None
         conjuncts.append(
             Conjunct(
-                text=str(node.toString()),
                 columns=frozenset(resolve.get(p[-1].lower(), p[-1]) for p in names),
                 qualifiers=frozenset(p[0] for p in names if len(p) > 1),
                 expr=expr,
             )
         )
-    return Condition(sql, tuple(conjuncts))
+    return Condition(sql, str(root.sql()), tuple(conjuncts))
 
 
 def partition_tuples_predicate(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -22,8 +22,8 @@ from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, files, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import MultipleSourceRowMatchError
-from deltaspec.impl.spark.read import FILE_COLUMN, scan
-from deltaspec.impl.spark.write import require_writable
+from deltaspec.impl.spark.read import FILE_COLUMN, scan, table_schema
+from deltaspec.impl.spark.write import assert_removable, require_writable
 from deltaspec.impl.transaction import Operation, OptimisticTransaction
 
 
@@ -41,11 +41,7 @@ def _start(path: str | os.PathLike[str]) -> tuple[str, OptimisticTransaction, Sn
     if txn.snapshot is None:
         raise errors.TableNotFoundError(f"{root} is not a Delta table", table=root)
     require_writable(txn.snapshot.protocol, root)
-    metadata = txn.snapshot.metadata
-    if metadata.configuration.get("delta.appendOnly", "false").lower() == "true":
-        raise errors.AppendOnlyViolationError(
-            "This table is configured to only allow appends.", table=root, version=txn.read_version
-        )
+    assert_removable(txn, root)
     return root, txn, txn.snapshot
 
 
@@ -57,12 +53,6 @@ def _pause(before_commit: Callable[[], None] | None) -> None:
 
 def _names(snapshot: Snapshot) -> list[str]:
     return schemas.field_names(schemas.parse(snapshot.metadata.schema_string))
-
-
-def _sql(spark: SparkSession, text: str) -> str:
-    """The condition as Spark prints it (delta-spark records ``expression.sql``)."""
-    parser = spark._jsparkSession.sessionState().sqlParser()
-    return str(parser.parseExpression(text).sql())
 
 
 def write_rows(
@@ -98,7 +88,7 @@ def delete(
         predicate = "[]"
     else:
         parsed = conditions.parse(spark, condition, _names(snapshot), table=root)
-        predicate = json.dumps([_sql(spark, condition)])
+        predicate = json.dumps([parsed.rendered])
         read = rewrite.read_candidates(txn, parsed)
         exact = all(c.expr is not None for c in parsed.conjuncts)
         if exact and parsed.only_over(snapshot.metadata.partition_columns):
@@ -148,11 +138,11 @@ def update(
         matched = F.lit(True)
     else:
         parsed = conditions.parse(spark, condition, names, table=root)
-        predicate = json.dumps([_sql(spark, condition)])
+        predicate = json.dumps([parsed.rendered])
         read = rewrite.read_candidates(txn, parsed)
         hit = rewrite.touched(spark, root, snapshot, read, condition)
         matched = rewrite.matches(condition)
-    types = {f.name: f.dataType for f in scan(spark, root, snapshot, []).schema.fields}
+    types = {f.name: f.dataType for f in table_schema(snapshot).fields}
     rows = scan(spark, root, snapshot, hit) if hit else None
     adds: list[AddFile] = []
     if rows is not None:
@@ -221,12 +211,15 @@ def merge(
     now = txn.clock()
     names = _names(snapshot)
     parsed = conditions.parse(spark, on, names, table=root)
-    target_only = conditions.Condition(
-        on,
-        tuple(c for c in parsed.conjuncts if c.qualifiers == {target_alias} and c.expr is not None),
+    target_only = replace(
+        parsed,
+        conjuncts=tuple(
+            c for c in parsed.conjuncts if c.qualifiers == {target_alias} and c.expr is not None
+        ),
     )
     # delta-spark: filterFiles(target-only predicates of the ON condition) — predicate + files read
     read = rewrite.read_candidates(txn, target_only if target_only.conjuncts else None)
+    types = {f.name: f.dataType for f in table_schema(snapshot).fields}
     matched_clauses = [c for c in clauses if c.action in {"update", "delete"}]
     inserts = [c for c in clauses if c.action == "insert"]
     t, s = target_alias, source_alias
@@ -265,11 +258,11 @@ def merge(
                     for column, expr in _assignments(clause, names, s).items():
                         values[column] = F.when(applies, F.expr(expr)).otherwise(values[column])
                 handled = handled | applies
-            types = {f.name: f.dataType for f in scan(spark, root, snapshot, []).schema.fields}
+            types = {f.name: f.dataType for f in table_schema(snapshot).fields}
             output = rows.where(keep).select(*(values[n].cast(types[n]).alias(n) for n in names))
     if inserts:
         unmatched = flagged_source.join(target, F.expr(on), "left_anti")
-        types = {f.name: f.dataType for f in scan(spark, root, snapshot, []).schema.fields}
+        types = {f.name: f.dataType for f in table_schema(snapshot).fields}
         pieces = []
         handled = F.lit(False)
         for clause in inserts:
@@ -294,7 +287,7 @@ def merge(
         adds = write_rows(spark, root, snapshot, output)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     parameters = {
-        "predicate": json.dumps([_sql(spark, on)]),
+        "predicate": json.dumps([parsed.rendered]),
         "matchedPredicates": json.dumps([c.recorded() for c in matched_clauses]),
         "notMatchedPredicates": json.dumps([c.recorded() for c in inserts]),
         "notMatchedBySourcePredicates": "[]",

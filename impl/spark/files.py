@@ -33,7 +33,6 @@ STAGING_DIR = "_delta_staging"
 @dataclass(frozen=True)
 class WrittenFiles:
     adds: tuple[AddFile, ...]
-    null_counts: Mapping[str, int]  # top-level column -> nulls written (from the footers)
 
     @property
     def num_records(self) -> int:
@@ -120,6 +119,6 @@ def write_files(
             target = os.path.join(root, *final.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.rename(source, target)
-        return WrittenFiles(tuple(adds), nulls)
+        return WrittenFiles(tuple(adds))
     finally:
         shutil.rmtree(staging, ignore_errors=True)

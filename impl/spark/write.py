@@ -313,7 +313,7 @@ def write_delta(
         if save_mode == "Ignore":
             return WriteResult(None, skipped="ignore")
         if save_mode == "Overwrite":
-            _assert_removable(txn, root)
+            assert_removable(txn, root)
     if opts.txn_app_id is not None:
         assert opts.txn_version is not None
         if txn.txn_version(opts.txn_app_id) >= opts.txn_version:
@@ -440,7 +440,9 @@ def create_table(
     return txn.commit([table_protocol, metadata], operation)
 
 
-def _assert_removable(txn: OptimisticTransaction, root: str) -> None:
+def assert_removable(txn: OptimisticTransaction, root: str) -> None:
+    """delta-spark's assertRemovable, before any data is written: append-only tables refuse
+    overwrites and DML (TXN.APPEND_ONLY checks it again at commit)."""
     metadata = txn.metadata
     if metadata is not None and _flag(metadata.configuration.get("delta.appendOnly", "false")):
         raise errors.AppendOnlyViolationError(
@@ -472,10 +474,7 @@ def _overwrite(
         written = {tuple(a.partition_values.get(c) for c in columns) for a in adds}
         predicate = conditions.partition_tuples_predicate(columns, written)
         txn.track_read_predicate(predicate)
-        live = list(snapshot.files.values())
-        schema = predicates.PartitionSchema.of(metadata)
-        hits = predicates.matching(predicate, [f.partition_values for f in live], schema)
-        gone = [f for f, hit in zip(live, hits, strict=True) if hit]
+        gone = rewrite.candidates(snapshot, [predicate])
         return [rewrite.remove(f, now, data_change=change) for f in gone], []
     if condition is None:
         return [rewrite.remove(f, now, data_change=change) for f in txn.filter_files()], []
