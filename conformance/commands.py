@@ -7,11 +7,14 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance import fixtures, suites
-from deltaspec.conformance.scenarios import load_scenarios
-from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known, load_known_issues
+if TYPE_CHECKING:
+    from deltaspec.conformance.suites import Report
+
+# Only the standard library at import time: the ``deltaspec`` command builds these parsers on
+# every start, and the suites pull in pyarrow, the model and the impl.
+SUITES = ("scenarios", "fixtures", "writes")
 
 DEFAULT_FIXTURES = Path(
     os.environ.get(
@@ -34,7 +37,11 @@ def run_suites(
     pinned: str | None,
     strict: bool,
     known_issues: Path | None,
-) -> suites.Report:
+) -> Report:
+    from deltaspec.conformance import fixtures, suites
+    from deltaspec.conformance.scenarios import load_scenarios
+    from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known, load_known_issues
+
     report = suites.Report(adapter, strict)
     known = load_known_issues(adapter, known_issues)
     if "scenarios" in chosen:
@@ -65,7 +72,7 @@ def run_suites(
     return report
 
 
-def _print(report: suites.Report) -> None:
+def _print(report: Report) -> None:
     print(report.table())
     for result in report.failures():
         print(f"FAIL {result.case}: {result.verdict.value}")
@@ -79,13 +86,18 @@ def _print(report: suites.Report) -> None:
 
 
 def conformance_main(args: argparse.Namespace) -> int:
-    chosen = list(suites.SUITES) if args.suite == "all" else [args.suite]
+    from deltaspec.conformance import fixtures, suites
+
+    chosen = list(SUITES) if args.suite == "all" else [args.suite]
+    pinned: str | None = args.fixtures_sha256 or fixtures.PINNED_MANIFEST_SHA256
+    if pinned == "any":
+        pinned = None
     report = run_suites(
         args.adapter,
         chosen,
         scenario_dirs=args.scenarios,
         fixtures_dir=args.fixtures,
-        pinned=None if args.fixtures_sha256 == "any" else args.fixtures_sha256,
+        pinned=pinned,
         strict=args.strict,
         known_issues=args.known_issues,
     )
@@ -120,12 +132,11 @@ def add_conformance_parser(commands: Any) -> None:
         default="impl",
         help="model, impl, deltars, spark or cmd:PROGRAM (default impl)",
     )
-    parser.add_argument("--suite", choices=[*suites.SUITES, "all"], default="all")
+    parser.add_argument("--suite", choices=[*SUITES, "all"], default="all")
     _add_corpus_arguments(parser)
     parser.add_argument(
         "--fixtures-sha256",
-        default=fixtures.PINNED_MANIFEST_SHA256,
-        help="the MANIFEST.json checksum to accept ('any' to skip the pin)",
+        help="the MANIFEST.json checksum to accept (default: the pinned corpus; 'any' to skip)",
     )
     parser.add_argument(
         "--known-issues",
@@ -144,6 +155,8 @@ def add_conformance_parser(commands: Any) -> None:
 def check_main(args: argparse.Namespace) -> int:
     """The main job: the oracle's state machine (ci profile), the vectors on model and impl, the
     fixtures on impl; one summary, a report, non-zero on any failure."""
+    from deltaspec.conformance import fixtures
+
     started = time.perf_counter()
     reports: dict[str, Any] = {}
     failed = False

@@ -23,9 +23,8 @@ from deltaspec.conformance.bridge import BridgeError, BridgeProcess
 from deltaspec.conformance.readers import DeltaRsReader, ImplReader, TableReader
 from deltaspec.conformance.runner import run_scenario
 from deltaspec.conformance.scenarios import Scenario
-from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known, classify
+from deltaspec.conformance.verdicts import CaseResult, Verdict, classify
 
-SUITES = ("scenarios", "fixtures", "writes")
 AdapterFactory = Callable[[Path], Adapter]
 
 
@@ -228,7 +227,3 @@ def write_reports(report: Report, json_path: Path | None, markdown_path: Path | 
         json_path.write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
     if markdown_path is not None:
         markdown_path.write_text(report.markdown(), encoding="utf-8")
-
-
-def known_applied(results: list[CaseResult], known: dict[str, Any]) -> list[CaseResult]:
-    return apply_known(results, known)

@@ -20,7 +20,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known, load_known_issues
+from deltaspec.conformance.verdicts import (
+    KNOWN_ISSUES,
+    CaseResult,
+    Verdict,
+    apply_known,
+    load_known_issues,
+)
 from deltaspec.impl import codec
 
 Json = dict[str, Any]
@@ -237,7 +243,5 @@ def run_writes(adapter: str, fixtures: Path) -> list[CaseResult]:
         root = Path(scratch) / "table"
         results = compare(writer(root), reference)
         results += compare_checkpoint(root, reference_checkpoint_columns(fixtures))
-    accepted = load_known_issues(
-        adapter, Path(__file__).parent / "known_issues" / f"writes-{adapter}.json"
-    )
+    accepted = load_known_issues(adapter, KNOWN_ISSUES / f"writes-{adapter}.json")
     return apply_known(results, accepted)
