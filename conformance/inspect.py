@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from deltaspec.conformance import isolation
+from deltaspec.conformance.adapters.base import protocol_json
 from deltaspec.impl import codec, errors
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
 from deltaspec.impl.snapshot import DeltaLog, LogListing, Snapshot, is_checkpoint_name
@@ -121,7 +122,7 @@ class Inspection:
             "version": None if snap is None else snap.version,
             "checkpoint_version": None if snap is None else snap.checkpoint_version,
             "live_files": None if snap is None else snap.num_files,
-            "protocol": None if snap is None else _protocol(snap),
+            "protocol": None if snap is None else protocol_json(snap.protocol),
             "checkpoints_equal_replay": list(self.checked_checkpoints),
             "paths_checked": self.paths,
             "operations": dict(sorted(self.operations.items())),
@@ -147,7 +148,7 @@ class Inspection:
             out.append(
                 f"snapshot     version {snap.version} from {start}, {snap.num_files} live files"
             )
-            protocol = _protocol(snap)
+            protocol = protocol_json(snap.protocol)
             readers = ", ".join(protocol.get("readerFeatures", [])) or "none"
             writers = ", ".join(protocol.get("writerFeatures", [])) or "none"
             out.append(
@@ -180,16 +181,6 @@ class Inspection:
 
 def _start(checkpoint: int | None) -> str:
     return "version 0" if checkpoint is None else f"checkpoint {checkpoint}"
-
-
-def _protocol(snapshot: Snapshot) -> Json:
-    p = snapshot.protocol
-    out: Json = {"minReaderVersion": p.min_reader_version, "minWriterVersion": p.min_writer_version}
-    if p.reader_features is not None:
-        out["readerFeatures"] = sorted(p.reader_features)
-    if p.writer_features is not None:
-        out["writerFeatures"] = sorted(p.writer_features)
-    return out
 
 
 class _CommitsOnlyStore(LocalLogStore):

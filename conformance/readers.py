@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from deltaspec.conformance.adapters.base import protocol_json
 from deltaspec.conformance.adapters.impl import snapshot_json
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.scan import scan
@@ -64,22 +65,13 @@ class DeltaRsReader:
         except Exception as error:  # delta-rs raises a handful of untyped errors
             raise ReadFailure(_deltars_kind(error), str(error)) from error
         actions = pa.table(table.get_add_actions(flatten=False))
-        protocol = table.protocol()
         metadata = table.metadata()
-        proto: Json = {
-            "minReaderVersion": protocol.min_reader_version,
-            "minWriterVersion": protocol.min_writer_version,
-        }
-        if protocol.reader_features is not None:
-            proto["readerFeatures"] = sorted(protocol.reader_features)
-        if protocol.writer_features is not None:
-            proto["writerFeatures"] = sorted(protocol.writer_features)
         return {
             "version": table.version(),
             "files": sorted(actions.column("path").to_pylist()),
             "properties": dict(metadata.configuration),
             "partition_columns": list(metadata.partition_columns),
-            "protocol": proto,
+            "protocol": protocol_json(table.protocol()),
         }
 
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
@@ -102,9 +94,3 @@ def _deltars_kind(error: Exception) -> str:
     if "not a delta table" in text or "no files in log segment" in text:
         return "TABLE_NOT_FOUND"
     return f"DELTARS:{type(error).__name__}"
-
-
-READERS: dict[str, type[ImplReader] | type[DeltaRsReader]] = {
-    "impl": ImplReader,
-    "deltars": DeltaRsReader,
-}

@@ -141,3 +141,18 @@ class Adapter(Protocol):
 
     def close(self) -> None:
         """Release files and other resources."""
+
+
+def protocol_json(protocol: Any) -> Json:
+    """A protocol in the snapshot shape, from any object with ``min_reader_version``,
+    ``min_writer_version``, ``reader_features`` and ``writer_features`` (the model's, the impl's,
+    delta-rs's): feature lists only when present, sorted."""
+    out: Json = {
+        "minReaderVersion": protocol.min_reader_version,
+        "minWriterVersion": protocol.min_writer_version,
+    }
+    if protocol.reader_features is not None:
+        out["readerFeatures"] = sorted(protocol.reader_features)
+    if protocol.writer_features is not None:
+        out["writerFeatures"] = sorted(protocol.writer_features)
+    return out

@@ -191,16 +191,6 @@ def _features(names: list[str] | None) -> tuple[str, ...] | None:
     return None if names is None else tuple(names)
 
 
-def protocol_json(reader: int, writer: int, readers: Any, writers: Any) -> Json:
-    """A protocol in the snapshot shape: feature lists only when present, sorted."""
-    out: Json = {"minReaderVersion": reader, "minWriterVersion": writer}
-    if readers is not None:
-        out["readerFeatures"] = sorted(readers)
-    if writers is not None:
-        out["writerFeatures"] = sorted(writers)
-    return out
-
-
 def _write_row_file(root: Path, add: AddFile, metadata: Metadata) -> AddFile:
     local = root / codec.decode_path(add.path)
     local.parent.mkdir(parents=True, exist_ok=True)

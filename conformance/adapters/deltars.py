@@ -34,6 +34,7 @@ from deltaspec.conformance.adapters.base import (
     TableSetup,
     Unsupported,
     WriterSpec,
+    protocol_json,
 )
 from deltaspec.conformance.scenarios import schema_string
 from deltaspec.impl import codec
@@ -257,12 +258,7 @@ class DeltaRsAdapter:
             table.schema().to_json(),
             tuple(metadata.partition_columns),
             dict(metadata.configuration),
-            datafiles.protocol_json(
-                protocol.min_reader_version,
-                protocol.min_writer_version,
-                protocol.reader_features,
-                protocol.writer_features,
-            ),
+            protocol_json(protocol),
             {app: v for app, v in versions.items() if v is not None},
             _domains(self.root, version),
             tuple(zip(paths, local, strict=True)),

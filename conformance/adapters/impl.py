@@ -17,6 +17,7 @@ from deltaspec.conformance.adapters.base import (
     TableSetup,
     Unsupported,
     WriterSpec,
+    protocol_json,
 )
 from deltaspec.conformance.runner import run_scenario
 from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
@@ -172,17 +173,8 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
         "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
         "partition_columns": list(snapshot.partition_columns),
-        "protocol": {},
+        "protocol": {} if protocol is None else protocol_json(protocol),
     }
-    if protocol is not None:
-        out["protocol"] = {
-            "minReaderVersion": protocol.min_reader_version,
-            "minWriterVersion": protocol.min_writer_version,
-        }
-        if protocol.reader_features is not None:
-            out["protocol"]["readerFeatures"] = sorted(protocol.reader_features)
-        if protocol.writer_features is not None:
-            out["protocol"]["writerFeatures"] = sorted(protocol.writer_features)
     return out
 
 

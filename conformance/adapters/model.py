@@ -6,7 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from deltaspec.conformance.adapters.base import ACTION_LEVEL, Json, TableSetup, WriterSpec
+from deltaspec.conformance.adapters.base import (
+    ACTION_LEVEL,
+    Json,
+    TableSetup,
+    WriterSpec,
+    protocol_json,
+)
 from deltaspec.conformance.runner import run_scenario
 from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
 from deltaspec.model import machine as m
@@ -224,15 +230,8 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
         "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
         "partition_columns": list(snapshot.partition_columns),
-        "protocol": {} if protocol is None else {
-            "minReaderVersion": protocol.min_reader_version,
-            "minWriterVersion": protocol.min_writer_version,
-            **({"readerFeatures": sorted(protocol.reader_features)}
-               if protocol.reader_features is not None else {}),
-            **({"writerFeatures": sorted(protocol.writer_features)}
-               if protocol.writer_features is not None else {}),
-        },
-    }  # fmt: skip
+        "protocol": {} if protocol is None else protocol_json(protocol),
+    }
 
 
 def _append(log: Log, actions: tuple[Action, ...]) -> Log:

@@ -29,6 +29,7 @@ from deltaspec.conformance.adapters.base import (
     TableSetup,
     Unsupported,
     WriterSpec,
+    protocol_json,
 )
 from deltaspec.conformance.scenarios import schema_string
 from deltaspec.impl import codec, errors
@@ -280,12 +281,7 @@ class SparkAdapter:
             snapshot.metadata.schema_string,
             tuple(snapshot.metadata.partition_columns),
             dict(snapshot.metadata.configuration),
-            datafiles.protocol_json(
-                protocol.min_reader_version,
-                protocol.min_writer_version,
-                protocol.reader_features,
-                protocol.writer_features,
-            ),
+            protocol_json(protocol),
             {app: t.version for app, t in snapshot.app_transactions.items()},
             {d: dm.configuration for d, dm in snapshot.domains.items()},
             files,
