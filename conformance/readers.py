@@ -85,12 +85,12 @@ class DeltaRsReader:
 
 def _deltars_kind(error: Exception) -> str:
     text = str(error).lower()
+    if "feature" in text:  # "reader features ... not yet supported": a feature, not a version
+        return "UNSUPPORTED_FEATURE"
     if "not contiguous" in text or ("missing" in text and "version" in text):
         return "VERSIONS_NOT_CONTIGUOUS"
     if "protocol" in text and ("unsupported" in text or "reader" in text):
         return "UNSUPPORTED_PROTOCOL"
-    if "feature" in text:
-        return "UNSUPPORTED_FEATURE"
     if "not a delta table" in text or "no files in log segment" in text:
         return "TABLE_NOT_FOUND"
     return f"DELTARS:{type(error).__name__}"
