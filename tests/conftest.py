@@ -60,9 +60,17 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """One local SparkSession (local[2]) per test worker, started on first use."""
-    from deltaspec.impl.spark.session import local_session
+    """One local SparkSession (local[2]) per test worker, started on first use, with live
+    delta-spark loaded (``$DELTASPEC_DELTA_SPARK``, default ../shared/delta-spark): our Spark path
+    and the reference engine share it, as Spark cannot add jars to a running session."""
+    from deltaspec.conformance.adapters.deltaspark_session import (
+        DeltaSparkUnavailable,
+        delta_session,
+    )
 
-    session = local_session("local[2]", "deltaspec-tests")
+    try:
+        session = delta_session("local[2]", "deltaspec-tests")
+    except DeltaSparkUnavailable as error:
+        pytest.fail(str(error))
     yield session
     session.stop()

@@ -1,0 +1,137 @@
+"""The live reference engine: a local SparkSession running real delta-spark.
+
+Where delta-spark comes from is one setting, ``DELTASPEC_DELTA_SPARK`` (or the ``location``
+argument):
+
+- a directory holding ``jars/*.jar`` and, optionally, ``python/delta`` (delta-spark's Python
+  package), as ``../shared/delta-spark`` does — the default, next to the repository;
+- ``maven:GROUP:ARTIFACT:VERSION`` (e.g. ``maven:io.delta:delta-spark_2.13:4.4.0``): the published
+  jar through ``spark.jars.packages``, with the ``delta-spark`` pip package for the Python API.
+
+Only delta-spark's public APIs are used on top of this session (``DeltaLog.forTable``,
+``OptimisticTransaction``, ``Action.fromJson``, ``DeltaTable``, SQL), so the same code runs on the
+published jar. One session per process: Spark cannot add jars to a running session, so the first
+session a process starts must be this one (``tests/conftest.py`` starts it once per worker).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV = "DELTASPEC_DELTA_SPARK"
+MAVEN_PREFIX = "maven:"
+RELEASE = "4.4.0"
+"""The delta-spark release the engine is expected to be; vectors of other releases are declined."""
+
+DEFAULT_LOCATION = Path(__file__).resolve().parents[2] / ".." / "shared" / "delta-spark"
+
+EXTENSION_CONFS: Mapping[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+class DeltaSparkUnavailable(RuntimeError):
+    """delta-spark cannot be found or started; the message says where it looked."""
+
+
+@dataclass(frozen=True)
+class DeltaSparkHome:
+    """Where the engine's jars (or Maven coordinates) and its Python package are."""
+
+    jars: tuple[Path, ...] = ()
+    packages: str | None = None
+    python: Path | None = None
+
+    def confs(self) -> dict[str, str]:
+        """The session settings that load delta-spark."""
+        settings = dict(EXTENSION_CONFS)
+        if self.jars:
+            settings["spark.jars"] = ",".join(str(jar) for jar in self.jars)
+        if self.packages:
+            settings["spark.jars.packages"] = self.packages
+        return settings
+
+
+def locate(location: str | os.PathLike[str] | None = None) -> DeltaSparkHome:
+    """The engine named by ``location``, else ``$DELTASPEC_DELTA_SPARK``, else the default."""
+    spec = str(location) if location is not None else os.environ.get(ENV, "")
+    if spec.startswith(MAVEN_PREFIX):
+        return DeltaSparkHome(packages=spec.removeprefix(MAVEN_PREFIX))
+    folder = Path(spec) if spec else DEFAULT_LOCATION
+    jars = tuple(sorted((folder / "jars").glob("*.jar")))
+    if not jars:
+        raise DeltaSparkUnavailable(
+            f"no delta-spark jars in {folder.resolve()}/jars (set {ENV} to a directory with "
+            f"jars/ and python/, or to {MAVEN_PREFIX}io.delta:delta-spark_2.13:{RELEASE})"
+        )
+    python = folder / "python"
+    return DeltaSparkHome(jars=jars, python=python if (python / "delta").is_dir() else None)
+
+
+def available(location: str | os.PathLike[str] | None = None) -> bool:
+    try:
+        locate(location)
+    except DeltaSparkUnavailable:
+        return False
+    return True
+
+
+def import_python_api(home: DeltaSparkHome) -> None:
+    """Make ``import delta`` (``delta.tables.DeltaTable``, ``delta.exceptions``) work."""
+    if home.python is not None and str(home.python) not in sys.path:
+        sys.path.insert(0, str(home.python))
+    try:
+        import delta.tables  # noqa: F401
+    except ImportError as error:
+        raise DeltaSparkUnavailable(
+            f"delta-spark's Python package is not importable ({error}); "
+            f"install delta-spark=={RELEASE} or point {ENV} at a directory with python/delta"
+        ) from error
+
+
+def delta_session(
+    master: str = "local[2]",
+    app_name: str = "deltaspec-deltaspark",
+    *,
+    location: str | os.PathLike[str] | None = None,
+    confs: Mapping[str, str] | None = None,
+) -> Any:
+    """This process's SparkSession with delta-spark loaded (started once, then reused).
+
+    Raises ``DeltaSparkUnavailable`` when the engine cannot be found, or when a session without
+    delta-spark is already running in this process.
+    """
+    from deltaspec.impl.spark.session import local_session
+
+    home = locate(location)
+    import_python_api(home)
+    session = local_session(master, app_name, confs={**home.confs(), **(confs or {})})
+    if not has_delta(session):
+        raise DeltaSparkUnavailable(
+            "a SparkSession without delta-spark is already running in this process; "
+            "start the delta-spark session first (Spark cannot add jars to a running session)"
+        )
+    return session
+
+
+def has_delta(session: Any) -> bool:
+    """Whether ``session`` has delta-spark's classes and SQL extension."""
+    extensions = session.conf.get("spark.sql.extensions", "") or ""
+    if "io.delta.sql.DeltaSparkSessionExtension" not in extensions:
+        return False
+    from py4j.java_gateway import JavaClass
+
+    # spark.jars live in Spark's class loader, which py4j's JVM view searches (Class.forName
+    # on the system loader would not see them)
+    return isinstance(session._jvm.org.apache.spark.sql.delta.DeltaLog, JavaClass)
+
+
+def engine_version(session: Any) -> str:
+    """The delta-spark version the session runs (``io.delta.VERSION``)."""
+    return str(session._jvm.io.delta.package.VERSION())
