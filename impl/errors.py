@@ -75,6 +75,37 @@ class UnsafePathError(CorruptLogError):
     kind = "UNSAFE_PATH"
 
 
+class NotRegularFileError(CorruptLogError):
+    """A log file name that holds a directory, a FIFO, a device or a socket: never opened (a
+    FIFO or a device would block the reader), refused with the name (PATH.REGULAR_FILES)."""
+
+    error_class = "DELTA_NOT_A_REGULAR_FILE"
+    kind = "NOT_REGULAR_FILE"
+
+
+class LogFileTooLargeError(CorruptLogError):
+    """A log file larger than its kind may be (PATH.REGULAR_FILES): never read whole."""
+
+    error_class = "DELTA_LOG_FILE_TOO_LARGE"
+    kind = "LOG_FILE_TOO_LARGE"
+
+
+class LogAccessError(DeltaError):
+    """The file system refused an operation on a table file: permission denied, a read-only
+    file system, an I/O error. Nothing was changed by this operation."""
+
+    error_class = "DELTA_LOG_ACCESS_ERROR"
+    kind = "LOG_ACCESS_ERROR"
+
+
+class UnsupportedLogStoreError(DeltaError):
+    """A file system on which no atomic put-if-absent is possible: neither hard links nor
+    ``renameat2(RENAME_NOREPLACE)`` (LOG.ATOMIC_VISIBILITY)."""
+
+    error_class = "DELTA_UNSUPPORTED_LOG_STORE"
+    kind = "UNSUPPORTED_LOG_STORE"
+
+
 class MissingProtocolOrMetadataError(DeltaError):
     """A snapshot without protocol or metadata (SNAPSHOT.PROTOCOL_METADATA)."""
 
@@ -160,6 +191,36 @@ class DuplicateDomainMetadataError(CommitValidationError):
     kind = "DUPLICATE_DOMAIN_METADATA"
 
 
+class InvalidCommitActionError(CommitValidationError):
+    """An action this implementation's own reader would refuse (TXN.WRITE_BOUNDARY): nothing is
+    committed that the log could not be read back from."""
+
+    error_class = "DELTA_INVALID_COMMIT_ACTION"
+    kind = "INVALID_COMMIT_ACTION"
+
+
+class UnsupportedWriterProtocolError(CommitValidationError):
+    """A table whose protocol needs a writer version or writer features this implementation does
+    not implement (ACTION.PROTOCOL, TXN.WRITE_BOUNDARY)."""
+
+    error_class = "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE"
+    kind = "UNSUPPORTED_WRITE_PROTOCOL"
+
+
+class InvalidTablePropertyError(CommitValidationError):
+    """A ``delta.*`` table property with a value it cannot have (TXN.TABLE_PROPERTIES)."""
+
+    error_class = "DELTA_INVALID_TABLE_PROPERTY_VALUE"
+    kind = "INVALID_TABLE_PROPERTY"
+
+
+class InvalidIsolationLevelError(InvalidTablePropertyError):
+    """``delta.isolationLevel`` naming no isolation level (TXN.TABLE_PROPERTIES)."""
+
+    error_class = "DELTA_INVALID_ISOLATION_LEVEL"
+    kind = "INVALID_ISOLATION_LEVEL"
+
+
 class CommitFailedError(DeltaError):
     """Writing the commit failed again and again; reading the log back showed that it was not
     written (nothing was committed)."""
@@ -181,6 +242,14 @@ class VacuumRetentionTooShortError(DeltaError):
 
     error_class = "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT"
     kind = "VACUUM_RETENTION_PERIOD_TOO_SHORT"
+
+
+class VacuumRetentionInvalidError(DeltaError):
+    """A VACUUM retention that is not a finite number of milliseconds (NaN, infinity, not a
+    number)."""
+
+    error_class = "DELTA_VACUUM_RETENTION_PERIOD_INVALID"
+    kind = "VACUUM_RETENTION_PERIOD_INVALID"
 
 
 class VacuumRetentionNegativeError(DeltaError):

@@ -28,9 +28,9 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import posixpath
 import re
 import threading
 import time
@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
+from deltaspec.impl import codec, paths
 from deltaspec.impl.actions import (
     Action,
     AddFile,
@@ -70,6 +70,8 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
+from deltaspec.impl.paths import resolve_data_path
+from deltaspec.impl.properties import parse_interval_ms
 from deltaspec.impl.storage import (
     LAST_CHECKPOINT,
     SIDECARS_DIR,
@@ -111,49 +113,6 @@ DEFAULT_DELETED_FILE_RETENTION = "interval 1 week"
 """Default of ``delta.deletedFileRetentionDuration`` (RETENTION.TOMBSTONES)."""
 
 DAY_MS = 24 * 60 * 60 * 1000
-
-_INTERVAL_UNITS_MS: dict[str, float] = {
-    "week": 7 * DAY_MS,
-    "day": DAY_MS,
-    "hour": 60 * 60 * 1000,
-    "minute": 60 * 1000,
-    "second": 1000,
-    "millisecond": 1,
-    "microsecond": 0.001,
-    "nanosecond": 0.000001,
-}
-_INTERVAL_TOKEN = re.compile(r"([+-]?\d+(?:\.\d+)?)\s*([a-zA-Z]+)")
-
-
-def parse_interval_ms(text: str) -> int:
-    """Milliseconds of a Spark calendar interval such as ``interval 1 week`` or ``7 days``.
-
-    Durations in table properties (RETENTION.*) are calendar intervals: an optional ``interval``
-    keyword, then ``<number> <unit>`` pairs; days count as 24 hours. Months and years have no
-    fixed length and are rejected, as delta-spark rejects them; so is anything unparseable
-    (ValueError).
-    """
-    body = text.strip()
-    if body.lower().startswith("interval"):
-        body = body[len("interval") :]
-    body = body.strip()
-    if not body:
-        raise ValueError(f"not a calendar interval: {text!r}")
-    total = 0.0
-    position = 0
-    for match in _INTERVAL_TOKEN.finditer(body):
-        if body[position : match.start()].strip():
-            raise ValueError(f"not a calendar interval: {text!r}")
-        position = match.end()
-        unit = match[2].lower().rstrip("s") or "s"
-        if unit in {"month", "year", "mon"}:
-            raise ValueError(f"months and years are not allowed in a duration: {text!r}")
-        if unit not in _INTERVAL_UNITS_MS:
-            raise ValueError(f"unknown interval unit {match[2]!r} in {text!r}")
-        total += float(match[1]) * _INTERVAL_UNITS_MS[unit]
-    if body[position:].strip() or position == 0:
-        raise ValueError(f"not a calendar interval: {text!r}")
-    return int(total)
 
 
 def table_duration_ms(metadata: Metadata, key: str, default: str | None) -> int | None:
@@ -227,88 +186,8 @@ def check_reader_protocol(
 
 # --- path safety ---------------------------------------------------------------------------------
 
-_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-# A raw path that may resolve outside the table or into _delta_log: everything else is a plain
-# relative path below the root. Escapes that decode to ".", "/", "\\", "_" or NUL are suspect;
-# the ones writers produce (%20, %25, %3A...) are not.
-_SUSPICIOUS_PATH = (
-    r"^$|^/|^[A-Za-z][A-Za-z0-9+.\-]*:|(?:^|/)\.\.?(?:/|$)|^_delta_log(?:/|$)|\x00"
-    r"|%(?:2[eEfF]|5[cCfF]|00)"
-)
-_SUSPICIOUS = re.compile(_SUSPICIOUS_PATH)
-
-
-def resolve_data_path(table_root: str, path: str) -> str:
-    """The location of a data file named by an ``add``/``remove`` ``path``, relative to the table
-    root, decoded, ``/``-separated; ValueError saying why for a path that is not safe to use.
-
-    The protocol allows a relative URI or an absolute one (ACTION.ADD). Safe means: it decodes
-    (no malformed escape, no NUL), a relative one has no ``..`` segment, an absolute one
-    (``/x`` or ``file:/x``) lies inside the table root, it is not the root itself, and it is not
-    inside ``_delta_log``. Any other URI scheme (``s3:``, ``hdfs:``...) names a file outside a
-    local table. Nothing here touches the file system, except that an absolute path is also
-    compared with the root's real path (the root itself may be a symbolic link).
-    """
-    scheme = _URI_SCHEME.match(path)
-    if scheme is not None:
-        if scheme[0].lower() != "file:":
-            raise ValueError(f"a {scheme[0]} URI names a file outside the table")
-        rest = path[scheme.end() :]
-        if rest.startswith("//"):
-            authority, _, rest = rest[2:].partition("/")
-            if authority not in ("", "localhost"):
-                raise ValueError(f"a file URI on host {authority!r} is outside the table")
-            rest = "/" + rest
-        if not rest.startswith("/"):
-            raise ValueError("a relative file: URI")
-        path = rest
-    decoded = codec.decode_path(path)
-    if not decoded:
-        raise ValueError("an empty path")
-    if "\0" in decoded:
-        raise ValueError("a NUL character in the path")
-    if decoded.startswith("/"):
-        target = posixpath.normpath(decoded)
-        for root in {posixpath.normpath(table_root), os.path.realpath(table_root)}:
-            if target.startswith(root.rstrip("/") + "/"):
-                relative = target[len(root.rstrip("/")) + 1 :]
-                break
-        else:
-            raise ValueError("an absolute path outside the table root")
-    else:
-        if ".." in decoded.split("/"):
-            raise ValueError("a '..' segment leaves the table root")
-        relative = posixpath.normpath(decoded)
-    if relative in ("", ".") or relative.split("/", 1)[0] == "_delta_log":
-        raise ValueError("a path into _delta_log or the table root itself")
-    return relative
-
-
-def _unsafe(
-    table: str, version: int | None, file: str, kind: str, path: str, why: str
-) -> UnsafePathError:
-    return UnsafePathError(
-        f"{kind}.path {path[:200]!r}: {why}", table=table, version=version, file=file
-    )
-
-
-def _check_file_action(
-    action: AddFile | RemoveFile, table: str, version: int | None, file: str
-) -> None:
-    """Refuse an add/remove whose path is unsafe or whose size is negative (hostile logs)."""
-    kind = "add" if isinstance(action, AddFile) else "remove"
-    if _SUSPICIOUS.search(action.path) is not None:
-        try:
-            resolve_data_path(table, action.path)
-        except ValueError as exc:
-            raise _unsafe(table, version, file, kind, action.path, str(exc)) from None
-    if action.size is not None and action.size < 0:
-        raise CorruptLogError(
-            f"{kind}.size is negative ({action.size}) for {action.path[:200]!r}",
-            table=table,
-            version=version,
-            file=file,
-        )
+# The one path rule (PATH.DATA_FILE) lives in deltaspec.impl.paths; replay applies it to every
+# add and remove, the checkpoint reader vectorised below.
 
 
 # Typed scalars: comparing with a bare Python ``0`` or ``False`` makes pyarrow try (and fail) to
@@ -319,25 +198,49 @@ _FALSE = pa.scalar(False, pa.bool_())
 
 def _check_file_table(
     rows: pa.Table, kind: str, table: str, version: int | None, file: str
-) -> None:
-    """:func:`_check_file_action` for a checkpoint's FILES/TOMBSTONES table, vectorised: only
-    the suspicious-looking paths are resolved one by one."""
+) -> pa.Table:
+    """:func:`paths.check_file_action` for a checkpoint's FILES/TOMBSTONES table, vectorised:
+    only the suspicious-looking paths are resolved one by one; returns ``rows`` with their
+    paths canonical (SNAPSHOT.CANONICAL_PATH)."""
     if rows.num_rows == 0:
-        return
-    paths = rows.column("path")
-    suspect = pc.match_substring_regex(paths, _SUSPICIOUS_PATH)
-    if pc.any(suspect).as_py():
-        for path in paths.filter(suspect).to_pylist():
-            try:
-                resolve_data_path(table, path)
-            except ValueError as exc:
-                raise _unsafe(table, version, file, kind, path, str(exc)) from None
-    negative = pc.less(rows.column("size"), _ZERO)
-    if pc.any(negative).as_py():
-        path = paths.filter(negative).to_pylist()[0]
+        return rows
+    column = rows.column("path")
+    if column.null_count:
         raise CorruptLogError(
-            f"{kind}.size is negative for {path[:200]!r}", table=table, version=version, file=file
+            f"a {kind} row without a path", table=table, version=version, file=file
         )
+    suspect = pc.match_substring_regex(column, paths.SUSPICIOUS_PATH)
+    if pc.any(suspect).as_py():
+        canonical: list[str] = []
+        for path in column.to_pylist():
+            if paths.is_suspicious(path):
+                try:
+                    paths.resolve_data_path(table, path)
+                except ValueError as exc:
+                    raise UnsafePathError(
+                        f"{kind}.path {path[:200]!r}: {exc}",
+                        table=table,
+                        version=version,
+                        file=file,
+                    ) from None
+                path = paths.canonical_path(path)
+            canonical.append(path)
+        rows = rows.set_column(
+            rows.schema.get_field_index("path"), "path", pa.array(canonical, pa.string())
+        )
+    sizes = rows.column("size")
+    bad = (
+        pc.or_(pc.less(sizes, _ZERO), pc.is_null(sizes)) if kind == "add" else pc.less(sizes, _ZERO)
+    )
+    if pc.any(bad).as_py():
+        path = rows.column("path").filter(bad).to_pylist()[0]
+        raise CorruptLogError(
+            f"{kind}.size is negative or null for {path[:200]!r}",
+            table=table,
+            version=version,
+            file=file,
+        )
+    return rows
 
 
 # --- Arrow layouts -------------------------------------------------------------------------------
@@ -936,8 +839,10 @@ class DeltaLog:
         try:
             data = self.store.read(LAST_CHECKPOINT)
             parsed = json.loads(data.decode("utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError, RecursionError, UnsafePathError):
-            return None  # an unsafe (symlinked) hint is not read at all: listing is the fallback
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError, DeltaError):
+            # an unsafe (symlinked), non-regular, oversized or unreadable hint is not used:
+            # listing is the fallback (PATH.REGULAR_FILES)
+            return None
         if not isinstance(parsed, dict):
             return None
         version = parsed.get("version")
@@ -1108,9 +1013,11 @@ class DeltaLog:
                 version=version,
             ) from None
         actions = codec.decode_commit(data, table=self.table_path, version=version, file=name)
-        for action in actions:
+        for index, action in enumerate(actions):
             if isinstance(action, AddFile | RemoveFile):
-                _check_file_action(action, self.table_path, version, name)
+                canonical = paths.check_file_action(action, self.table_path, version, name)
+                if canonical != action.path:
+                    actions[index] = dataclasses.replace(action, path=canonical)
         if self.cache and info is not None and len(actions) <= COMMIT_CACHE_ACTIONS:
             with self._lock:
                 if info not in self._commits:
@@ -1122,16 +1029,26 @@ class DeltaLog:
         return name, actions
 
     def _require_commits(self, listing: LogListing, start: int, target: int) -> None:
-        missing = [v for v in range(start + 1, target + 1) if v not in listing.commits]
-        if missing:
-            where = "version 0" if start < 0 else f"checkpoint {start}"
-            raise MissingVersionsError(
-                f"versions not contiguous: commit {missing[0]} is missing between {where} "
-                f"and version {target}",
-                table=self.table_path,
-                version=missing[0],
-                file=commit_name(missing[0]),
-            )
+        """LOG.CONTIGUITY: every commit in ``start + 1 .. target`` is listed; the work is
+        proportional to the listed commits, not to the version numbers (a stray
+        ``99999999999999999999.json`` costs one comparison, not a list of every missing
+        version)."""
+        expected = start + 1
+        for version in sorted(v for v in listing.commits if start < v <= target):
+            if version != expected:
+                break
+            expected += 1
+        else:
+            if expected > target:
+                return
+        where = "version 0" if start < 0 else f"checkpoint {start}"
+        raise MissingVersionsError(
+            f"versions not contiguous: commit {expected} is missing between {where} "
+            f"and version {target}",
+            table=self.table_path,
+            version=expected,
+            file=commit_name(expected),
+        )
 
     # --- checkpoints ---------------------------------------------------------------------------
 
@@ -1145,9 +1062,8 @@ class DeltaLog:
     def _read_parquet(self, name: str, version: int, *, files_only: bool = False) -> pa.Table:
         """The action columns of a checkpoint (or sidecar) Parquet file that matter here."""
         try:
-            local = self.store.local_path(name)
-            source: Any = local if local is not None else pa.BufferReader(self.store.read(name))
-            parquet = pq.ParquetFile(source)
+            # pyarrow gets a file the store opened under PATH.REGULAR_FILES, never a path
+            parquet = pq.ParquetFile(self.store.open_file(name))
             columns: list[str] = []
             for top in parquet.schema_arrow:
                 if top.name in (*_FILE_COLUMNS, *_NON_FILE_COLUMNS) and not pa.types.is_struct(
@@ -1165,6 +1081,10 @@ class DeltaLog:
             return parquet.read(columns=columns)
         except FileNotFoundError:
             raise _UnusableCheckpoint(self._missing(name, version)) from None
+        except UnsafePathError:
+            raise
+        except DeltaError as refused:  # not a regular file, not readable
+            raise _UnusableCheckpoint(refused) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise _UnusableCheckpoint(
                 CorruptLogError(
@@ -1256,8 +1176,11 @@ class DeltaLog:
             file_tables["remove"].append(_removes_to_table(json_removes))
         first = cp.files[0].name
         for kind, tables in file_tables.items():
-            for rows in tables:
-                _check_file_table(rows, kind, self.table_path, cp.version, first)
+            tables[:] = [
+                _check_file_table(rows, kind, self.table_path, cp.version, first) for rows in tables
+            ]
+        if file_tables["add"]:
+            _refuse_duplicate_keys(pa.concat_tables(file_tables["add"]), self.table_path, cp, first)
         if file_tables["add"]:
             state.files = pa.concat_tables(file_tables["add"])
         if file_tables["remove"]:
@@ -1367,6 +1290,24 @@ class DeltaLog:
         if info is not None:
             return info.modification_time
         return cp.files[0].modification_time if cp is not None else 0
+
+
+def _refuse_duplicate_keys(adds: pa.Table, table: str, cp: CheckpointFiles, file: str) -> None:
+    """A checkpoint holds each live file once (CHECKPOINT.CONTENTS): two rows with one file key
+    mean a corrupt checkpoint, not a file to keep twice."""
+    if pc.count_distinct(adds.column("path")).as_py() == adds.num_rows:
+        return
+    keys = _table_keys(adds)
+    seen: set[tuple[str, str | None]] = set()
+    for key in keys:
+        if key in seen:
+            raise CorruptLogError(
+                f"the checkpoint holds live file {key[0][:200]!r} twice",
+                table=table,
+                version=cp.version,
+                file=file,
+            )
+        seen.add(key)
 
 
 def _sidecar_name(path: str) -> str:

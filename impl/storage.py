@@ -20,17 +20,21 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import ctypes
 import errno
+import io
 import os
 import re
 import uuid
 from dataclasses import dataclass
+from typing import BinaryIO
 
-from deltaspec.impl import crashpoints
-from deltaspec.impl.errors import UnsafePathError, VersionExistsError
+from deltaspec.impl import crashpoints, paths
+from deltaspec.impl.errors import UnsafePathError, UnsupportedLogStoreError, VersionExistsError
 
 __all__ = [
     "LAST_CHECKPOINT",
+    "LAST_CHECKPOINT_MAX_BYTES",
     "LOG_DIR",
     "SIDECARS_DIR",
     "TEMP_FILE_SAFETY_MS",
@@ -47,6 +51,10 @@ LOG_DIR = "_delta_log"
 
 LAST_CHECKPOINT = "_last_checkpoint"
 """The only log file that may be overwritten (CHECKPOINT.LAST_CHECKPOINT)."""
+
+LAST_CHECKPOINT_MAX_BYTES = 1024 * 1024
+"""The most of ``_last_checkpoint`` ever read: the hint is a few hundred bytes of JSON (even with
+a v2 checkpoint's inlined metadata), so a bigger (or sparse, or endless) file is not read whole."""
 
 SIDECARS_DIR = "_sidecars"
 """The subdirectory holding the sidecar files of v2 checkpoints."""
@@ -70,6 +78,44 @@ _NO_HARD_LINKS = frozenset(
     )
     if code is not None
 )
+# errno values with which renameat2(RENAME_NOREPLACE) says "not on this file system / kernel".
+_NO_NOREPLACE_RENAME = frozenset(
+    code
+    for code in (
+        getattr(errno, "EINVAL", None),
+        getattr(errno, "ENOSYS", None),
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+    )
+    if code is not None
+)
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _load_renameat2() -> object | None:
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    except OSError:
+        return None
+
+
+_RENAMEAT2 = _load_renameat2()
+
+
+def _rename_noreplace(source: str, target: str) -> None:
+    """``renameat2(source, target, RENAME_NOREPLACE)``: atomic, and FileExistsError if
+    ``target`` exists; OSError(ENOSYS) where libc has no renameat2."""
+    if _RENAMEAT2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available", target)
+    result = _RENAMEAT2(  # type: ignore[operator]
+        _AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE
+    )
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), target)
+
+
 # errno values with which fsync of a directory says "not supported here"; durability of the
 # directory entry is then whatever the file system gives, and is not reported as a failure.
 _DIR_FSYNC_UNSUPPORTED = frozenset(
@@ -88,7 +134,6 @@ _DIR_FSYNC_UNSUPPORTED = frozenset(
 
 
 _O_BINARY: int = getattr(os, "O_BINARY", 0)
-_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 
 TEMP_FILE_SAFETY_MS = 60 * 60 * 1000
 """A temporary file younger than this (one hour) may belong to a live writer and is never swept."""
@@ -207,7 +252,13 @@ class LogStore(abc.ABC):
 
     @abc.abstractmethod
     def read(self, name: str) -> bytes:
-        """The whole content of ``name``; FileNotFoundError if it does not exist."""
+        """The whole content of ``name``; FileNotFoundError if it does not exist.
+        ``_last_checkpoint`` is read only up to :data:`LAST_CHECKPOINT_MAX_BYTES`
+        (LogFileTooLargeError past it, PATH.REGULAR_FILES)."""
+
+    def open_file(self, name: str) -> BinaryIO:
+        """``name`` as a binary file object (for pyarrow); default: its bytes in memory."""
+        return io.BytesIO(self.read(name))
 
     @abc.abstractmethod
     def write_new(self, name: str, data: bytes) -> None:
@@ -273,10 +324,10 @@ class LocalLogStore(LogStore):
     never listed (LOG.LISTING); a process killed between creating and removing one leaves it
     behind, hidden from listings.
 
-    File systems without hard links (link fails with EPERM, ENOTSUP, ...) get a fallback:
-    ``open(final, O_CREAT | O_EXCL | O_WRONLY)``, then write and fsync. That keeps
-    LOG.PUT_IF_ABSENT but NOT LOG.ATOMIC_VISIBILITY — a concurrent reader can see the file empty
-    or half written — so it is a last resort; if the write fails the half-written file is removed.
+    File systems without hard links (link fails with EPERM, ENOTSUP, ...) publish the temporary
+    file with ``renameat2(RENAME_NOREPLACE)`` instead, which is just as atomic and exclusive; one
+    that has neither is refused with :class:`UnsupportedLogStoreError` rather than written in place,
+    where a writer killed mid-write would leave a torn commit that blocks every reader and writer.
 
     Listings come straight from the directory (``scandir``), which on a local file system is
     read-after-write consistent: a file whose link returned is in every later listing.
@@ -307,15 +358,23 @@ class LocalLogStore(LogStore):
     # --- reading -----------------------------------------------------------------------------
 
     def read(self, name: str) -> bytes:
-        path = self._path(name)
-        try:
-            fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_NOFOLLOW)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise self._symlink_error(name) from None
-            raise
-        with os.fdopen(fd, "rb") as file:
-            return file.read()
+        """The content of ``name``, a regular file (PATH.REGULAR_FILES): a symbolic link is
+        UnsafePathError, a directory, FIFO or device NotRegularFileError, other OS errors
+        LogAccessError; ``_last_checkpoint`` is read up to :data:`LAST_CHECKPOINT_MAX_BYTES`."""
+        return paths.read_regular(
+            self._path(name),
+            table=self._table_path,
+            version=_leading_version(name),
+            file=name,
+            limit=LAST_CHECKPOINT_MAX_BYTES if name == LAST_CHECKPOINT else None,
+        )
+
+    def open_file(self, name: str) -> BinaryIO:
+        """``name`` opened for reading, under the same checks as :meth:`read`: what pyarrow
+        gets instead of a path, so it never opens anything itself."""
+        return paths.open_regular(
+            self._path(name), table=self._table_path, version=_leading_version(name), file=name
+        )
 
     def exists(self, name: str) -> bool:
         return os.path.exists(self._path(name))
@@ -335,16 +394,9 @@ class LocalLogStore(LogStore):
         )
 
     def _check_dirs(self, parts: list[str]) -> None:
-        """Refuse a ``_delta_log`` (or ``_sidecars``) directory that is a symbolic link."""
-        directory = self._log_dir
-        for part in ["", *parts[:-1]]:
-            directory = os.path.join(directory, part) if part else directory
-            if os.path.islink(directory):
-                raise UnsafePathError(
-                    "a log directory that is a symbolic link is never followed",
-                    table=self._table_path,
-                    file=os.path.relpath(directory, self._table_path),
-                )
+        """Refuse a ``_delta_log`` (or ``_sidecars``) directory that is a symbolic link
+        (PATH.NO_SYMLINKS)."""
+        paths.check_real_dirs(self._table_path, [LOG_DIR, *(p for p in parts[:-1] if p)])
 
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
@@ -367,6 +419,8 @@ class LocalLogStore(LogStore):
         swept: list[str] = []
         sidecars = os.path.join(self._log_dir, SIDECARS_DIR)
         for directory, prefix in ((self._log_dir, ""), (sidecars, SIDECARS_DIR + "/")):
+            if os.path.islink(directory):
+                continue  # a symlinked _sidecars is never followed (PATH.NO_SYMLINKS)
             try:
                 with os.scandir(directory) as iterator:
                     entries = [e for e in iterator if is_temp_name(e.name)]
@@ -400,8 +454,14 @@ class LocalLogStore(LogStore):
                 continue
             try:
                 # a symbolic link is listed as itself (lstat), never followed: reading it raises
-                # UnsafePathError, so a planted link cannot pull in a file outside the table
-                if not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
+                # UnsafePathError, so a planted link cannot pull in a file outside the table; a
+                # directory, FIFO or device at a log file's name is listed too, and reading it
+                # raises NotRegularFileError (PATH.REGULAR_FILES) instead of hiding a version
+                if not (
+                    entry.is_file(follow_symlinks=False)
+                    or entry.is_symlink()
+                    or _leading_version(entry.name) is not None
+                ):
                     continue
                 stat = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
@@ -416,54 +476,52 @@ class LocalLogStore(LogStore):
         _check_data(data)
         final = self._path(name)
         directory = os.path.dirname(final)
-        self._ensure_dir(directory)
-        if self._hard_links and self._write_by_link(name, final, data):
-            return
-        self._write_exclusive(name, final, data)
-
-    def _write_by_link(self, name: str, final: str, data: bytes) -> bool:
-        """Temp file + fsync + link; False if the file system has no hard links."""
-        directory = os.path.dirname(final)
+        try:
+            self._ensure_dir(directory)
+        except PermissionError as exc:  # read-only table: nothing was written
+            raise paths.access_error(exc, table=self._table_path, file=name) from None
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)
         try:
             _write_temp(temp, data, kind)
             crashpoints.reached(f"{kind}.after_temp")
-            try:
-                os.link(temp, final)
-            except FileExistsError as exc:
-                raise self._exists_error(name) from exc
-            except OSError as exc:
-                if exc.errno in _NO_HARD_LINKS:
-                    # No hard links here: O_EXCL below still tells an existing name apart.
-                    self._hard_links = False
-                    return False
-                raise
+            self._publish(name, temp, final)
             crashpoints.reached(f"{kind}.after_link")
             _fsync_dir(directory)
-            return True
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
 
-    def _write_exclusive(self, name: str, final: str, data: bytes) -> None:
-        """The fallback without hard links: O_CREAT | O_EXCL, then write (no atomic visibility)."""
+    def _publish(self, name: str, temp: str, final: str) -> None:
+        """Make the complete ``temp`` visible as ``final`` only if ``final`` does not exist:
+        ``link(2)``, or where the file system has no hard links, ``renameat2`` with
+        ``RENAME_NOREPLACE``; both are atomic and fail with EEXIST (LOG.PUT_IF_ABSENT,
+        LOG.ATOMIC_VISIBILITY). A file system with neither is refused (UnsupportedLogStoreError):
+        writing the final name in place would let a killed writer leave a torn commit."""
+        if self._hard_links:
+            try:
+                os.link(temp, final)
+                return
+            except FileExistsError as exc:
+                raise self._exists_error(name) from exc
+            except OSError as exc:
+                if exc.errno not in _NO_HARD_LINKS:
+                    raise
+                self._hard_links = False
         try:
-            fd = os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _O_BINARY, 0o666)
+            _rename_noreplace(temp, final)
         except FileExistsError as exc:
             raise self._exists_error(name) from exc
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-        except BaseException:
-            # We created this name and could not fill it: remove the torso rather than leave a
-            # corrupt commit behind.
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(final)
-            raise
-        _fsync_dir(os.path.dirname(final))
+        except OSError as exc:
+            if exc.errno not in _NO_NOREPLACE_RENAME:
+                raise
+            raise UnsupportedLogStoreError(
+                "the file system has neither hard links nor renameat2(RENAME_NOREPLACE): no "
+                f"atomic put-if-absent is possible here ({os.strerror(exc.errno or 0)})",
+                table=self._table_path,
+                version=parse_commit_name(name),
+                file=name,
+            ) from None
 
     def write_overwrite(self, name: str, data: bytes) -> None:
         if name != LAST_CHECKPOINT:

@@ -570,7 +570,7 @@ _ops = st.lists(
     st.lists(
         st.tuples(
             st.sampled_from(["add", "remove"]),
-            st.sampled_from(["p1", "p2", "p3", "p 4%"]),
+            st.sampled_from(["p1", "p2", "p3", "p%204%25"]),
             st.sampled_from([None, None, "x", "y"]),
         ),
         max_size=4,
