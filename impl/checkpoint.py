@@ -19,7 +19,6 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import zlib
@@ -31,13 +30,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl import crashpoints
+from deltaspec.impl import crashpoints, properties
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
-from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.errors import CorruptLogError, DeltaError, VersionExistsError
+from deltaspec.impl.properties import DEFAULT_CHECKPOINT_INTERVAL
 from deltaspec.impl.snapshot import (
     ADD_COLUMNS,
     DAY_MS,
     REMOVE_COLUMNS,
+    CheckpointFiles,
     ColumnSpec,
     DeltaLog,
     LogListing,
@@ -66,8 +67,6 @@ __all__ = [
     "write_checkpoint",
 ]
 
-DEFAULT_CHECKPOINT_INTERVAL = 10
-"""Default of ``delta.checkpointInterval`` (CHECKPOINT.INTERVAL)."""
 
 DEFAULT_LOG_RETENTION = "interval 30 days"
 """Default of ``delta.logRetentionDuration`` (RETENTION.LOG)."""
@@ -138,17 +137,9 @@ def part_checkpoint_name(version: int, part: int, parts: int) -> str:
 
 
 def checkpoint_interval(metadata: Metadata) -> int:
-    """``delta.checkpointInterval``: a positive integer, default 10 (CHECKPOINT.INTERVAL)."""
-    text = metadata.configuration.get("delta.checkpointInterval")
-    if text is None:
-        return DEFAULT_CHECKPOINT_INTERVAL
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise ValueError(f"delta.checkpointInterval is not an integer: {text!r}") from None
-    if value <= 0:
-        raise ValueError(f"delta.checkpointInterval must be positive, not {value}")
-    return value
+    """``delta.checkpointInterval``: a positive integer, default 10 (CHECKPOINT.INTERVAL);
+    ValueError for anything else (properties.checkpoint_interval)."""
+    return properties.checkpoint_interval(metadata.configuration.get("delta.checkpointInterval"))
 
 
 def needs_checkpoint(version: int, metadata: Metadata) -> bool:
@@ -316,6 +307,28 @@ def _store_of(log_or_store: DeltaLog | LogStore) -> LogStore:
     return log_or_store.store if isinstance(log_or_store, DeltaLog) else log_or_store
 
 
+def _log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
+    if isinstance(log_or_store, DeltaLog):
+        return log_or_store
+    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=False)
+
+
+def _verify_written(log: DeltaLog, version: int, names: Sequence[str]) -> None:
+    """The checkpoint of ``version`` made of ``names`` reads back whole, else its typed error
+    (RETENTION.VERIFIED_CHECKPOINT)."""
+    listing = LogListing.of(log.store.list_from(f"{version:020d}"), full=False)
+    for cp in listing.checkpoints.get(version, ()):
+        if [info.name for info in cp.files] == list(names):
+            log.verify_checkpoint(cp)
+            return
+    raise CorruptLogError(
+        "a file of the checkpoint just written is not listed (empty or gone)",
+        table=log.table_path,
+        version=version,
+        file=names[0],
+    )
+
+
 def write_checkpoint(
     log_or_store: DeltaLog | LogStore,
     snapshot: Snapshot,
@@ -352,14 +365,21 @@ def write_checkpoint(
         pieces = [(classic_checkpoint_name(version), table)]
         written_parts = None
     total = 0
+    reused: list[str] = []
     for index, (name, piece) in enumerate(pieces):
         if index == 1:
             crashpoints.reached("checkpoint.between_parts")
         data = _parquet_bytes(piece)
-        # a file that exists holds the same checkpoint, from another writer (CHECKPOINT.INTERVAL)
-        with contextlib.suppress(VersionExistsError):
+        try:
             store.write_new(name, data)
+        except VersionExistsError:
+            reused.append(name)
         total += len(data)
+    if reused:
+        # a file that exists should hold the same checkpoint, from another writer
+        # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
+        # make _last_checkpoint and log cleanup trust a checkpoint nobody can read)
+        _verify_written(_log_of(log_or_store), version, [name for name, _ in pieces])
     result = CheckpointResult(
         version=version,
         size=table.num_rows,
@@ -388,7 +408,7 @@ def checkpoint_version(
     snapshot = log.snapshot(version)
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
     if log_cleanup_enabled(snapshot.metadata):
-        cleanup_expired_logs(log.store, version, now_ms, snapshot.metadata)
+        cleanup_expired_logs(log, version, now_ms, snapshot.metadata)
         sweep_temp_files(log.store, now_ms)
     return result
 
@@ -407,8 +427,20 @@ def sweep_temp_files(
 _HADOOP_CRC = re.compile(r"\.(.+)\.crc")
 
 
+def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
+    """Whether one of the checkpoints of a version reads back whole
+    (RETENTION.VERIFIED_CHECKPOINT)."""
+    for cp in checkpoints:
+        try:
+            log.verify_checkpoint(cp)
+        except DeltaError:
+            continue
+        return True
+    return False
+
+
 def cleanup_expired_logs(
-    store: LogStore, checkpoint_version: int, now_ms: int, metadata: Metadata
+    log_or_store: DeltaLog | LogStore, checkpoint_version: int, now_ms: int, metadata: Metadata
 ) -> list[str]:
     """Delete the log files that expired before a complete checkpoint (RETENTION.LOG).
 
@@ -420,9 +452,14 @@ def cleanup_expired_logs(
        every listed file before it (commits, checkpoints, checksums of versions ``< c``) is
        deleted, with the hidden Hadoop ``.<name>.crc`` files that belong to them.
 
+    The checkpoint kept as the new start must read back whole first
+    (RETENTION.VERIFIED_CHECKPOINT): a torn, incomplete or malformed one is passed over for an
+    older one, so commits are never deleted unless a readable checkpoint covers them.
+
     Nothing happens when ``delta.enableExpiredLogCleanup`` is false or no checkpoint qualifies.
     Returns the deleted names.
     """
+    store = _store_of(log_or_store)
     if not log_cleanup_enabled(metadata):
         return []
     retention = table_duration_ms(metadata, "delta.logRetentionDuration", DEFAULT_LOG_RETENTION)
@@ -455,6 +492,7 @@ def cleanup_expired_logs(
             index > 0
             and entries[index - 1][1] < checkpoint_version
             and entries[index - 1][2] <= cutoff
+            and _readable(_log_of(log_or_store), listing.checkpoints[version])
         ):
             keep_from = index
             break

@@ -8,7 +8,7 @@ import struct
 import uuid
 from pathlib import Path
 
-from deltaspec.impl import codec
+from deltaspec.impl import paths
 from deltaspec.impl.actions import DeletionVector
 from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
 
@@ -88,20 +88,34 @@ def roaring_array(blob: bytes) -> set[int]:
     return rows
 
 
+def deletion_vector_location(dv: DeletionVector) -> str | None:
+    """The ``path`` (as ``add.path`` would hold it) of a deletion vector's file, for
+    :func:`deltaspec.impl.paths.resolve_data_path` to decide (PATH.DATA_FILE), so that a ``u``
+    prefix or a ``p`` path leaving the table is refused like any other path; None for an inline
+    DV or an unknown storage type. ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85
+    id (ValueError for a malformed id); ``p``: the stored URI itself."""
+    if dv.storage_type == "u":
+        prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
+        try:
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+        except KeyError:
+            raise ValueError(f"not a Z85 deletion vector id: {encoded!r}") from None
+        return f"{prefix}/{name}" if prefix else name
+    if dv.storage_type == "p":
+        return dv.path_or_inline_dv
+    return None
+
+
 def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
     """The row indexes a deletion vector removes (storage types u, p and i)."""
     if dv.storage_type == "i":
         blob = z85_decode(dv.path_or_inline_dv)[: dv.size_in_bytes]
     else:
-        if dv.storage_type == "u":
-            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
-            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
-            path = root / prefix / name if prefix else root / name
-        elif dv.storage_type == "p":
-            path = Path(codec.decode_path(dv.path_or_inline_dv.removeprefix("file:")))
-        else:
+        location = deletion_vector_location(dv)
+        if location is None:
             raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
-        data = path.read_bytes()
+        with paths.open_data_file(str(root), location) as handle:  # PATH.DATA_FILE
+            data = handle.read()
         offset = dv.offset or 0
         (size,) = struct.unpack_from(">i", data, offset)
         blob = data[offset + 4 : offset + 4 + size]

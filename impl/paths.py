@@ -286,3 +286,17 @@ def check_file_action(
                 file=file,
             )
     return path
+
+
+def open_data_file(table_root: str, path: str, *, version: int | None = None) -> BinaryIO:
+    """The data or deletion-vector file a log ``path`` names, opened for reading through the
+    whole resolver: PATH.DATA_FILE (UnsafePathError for a path the rule refuses),
+    PATH.NO_SYMLINKS, PATH.REGULAR_FILES."""
+    try:
+        relative = resolve_data_path(table_root, path)
+    except ValueError as exc:
+        raise UnsafePathError(
+            f"path {path[:200]!r}: {exc}", table=table_root, version=version, file=path[:200]
+        ) from None
+    location = data_file(table_root, relative, version=version)
+    return open_regular(location, table=table_root, version=version, file=relative)

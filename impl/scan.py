@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
+from deltaspec.impl import codec, paths
 from deltaspec.impl.actions import AddFile
 from deltaspec.impl.deletion_vectors import deleted_rows
 from deltaspec.impl.snapshot import Snapshot
@@ -87,7 +87,8 @@ def _scan_file(
     partition_columns: set[str],
     session_zone: timedelta | None,
 ) -> pa.Table:
-    data = pq.read_table(root / codec.decode_path(add.path))
+    with paths.open_data_file(str(root), add.path) as handle:  # PATH.DATA_FILE
+        data = pq.read_table(handle)
     rows = data.num_rows
     columns: dict[str, pa.Array | pa.ChunkedArray] = {}
     for field in fields:

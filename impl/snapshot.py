@@ -90,6 +90,7 @@ __all__ = [
     "DEFAULT_DELETED_FILE_RETENTION",
     "DV_COLUMNS",
     "FILES_SCHEMA",
+    "RELIST_ATTEMPTS",
     "REMOVE_COLUMNS",
     "SUPPORTED_READER_FEATURES",
     "TOMBSTONES_SCHEMA",
@@ -774,6 +775,11 @@ COMMIT_CACHE_ACTIONS = 100_000
 """Decoded actions (of all commits together) a :class:`DeltaLog` keeps, least recently used out."""
 
 
+RELIST_ATTEMPTS = 3
+"""Loads of one snapshot, each from a fresh listing, while files the previous one listed
+disappear under it (SNAPSHOT.RELIST)."""
+
+
 class _UnusableCheckpoint(Exception):
     """A listed checkpoint that cannot be read (missing part or sidecar, corrupt file)."""
 
@@ -926,7 +932,22 @@ class DeltaLog:
             raise VersionNotFoundError(
                 f"cannot time travel to version {version}", table=self.table_path, version=version
             )
-        listing = self._listing_for(version)
+        for attempt in range(RELIST_ATTEMPTS):
+            listing = self._listing_for(version)
+            try:
+                return self._load_listed(listing, version)
+            except DeltaError:
+                if attempt + 1 == RELIST_ATTEMPTS or not self._listing_changed(listing):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _listing_changed(self, listing: LogListing) -> bool:
+        """Whether a file the failed load relied on is gone or different now: a checkpoint and
+        log cleanup raced the load (SNAPSHOT.RELIST), so the log is listed again."""
+        fresh = set(self.store.list_from(listing.files[0].name if listing.files else ""))
+        return not set(listing.files) <= fresh
+
+    def _load_listed(self, listing: LogListing, version: int | None) -> Snapshot:
         failed: dict[str, BaseException] = {}
         while True:
             try:
@@ -1094,6 +1115,23 @@ class DeltaLog:
                     file=name,
                 )
             ) from None
+
+    def verify_checkpoint(self, cp: CheckpointFiles) -> None:
+        """Read checkpoint ``cp`` whole, as a snapshot load would, and raise the typed error
+        that makes it unusable (a torn or missing file, a malformed row, no protocol or
+        metadata): what log cleanup requires before deleting the commits it covers
+        (RETENTION.VERIFIED_CHECKPOINT)."""
+        try:
+            state = self._read_checkpoint(cp)
+        except _UnusableCheckpoint as unusable:
+            raise unusable.error from None
+        if state.protocol is None or state.metadata is None:
+            raise MissingProtocolOrMetadataError(
+                "the checkpoint holds no protocol or no metadata",
+                table=self.table_path,
+                version=cp.version,
+                file=cp.files[0].name,
+            )
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> _State:
         """Read a complete checkpoint into a state (CHECKPOINT.READ, CHECKPOINT.CONTENTS).

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, codec, crashpoints, errors, predicates, protocol
+from deltaspec.impl import (
+    checkpoint,
+    crashpoints,
+    errors,
+    predicates,
+    properties,
+    protocol,
+    write_boundary,
+)
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -267,7 +275,7 @@ class OptimisticTransaction:
         metadata = self.metadata
         declared = "Serializable"
         if rel.has("isolation_property") and metadata is not None:
-            declared = metadata.configuration.get("delta.isolationLevel", "Serializable")
+            declared = self._table_level(metadata)
         only_files = all(
             isinstance(a, AddFile | RemoveFile | AddCDCFile)
             or (
@@ -281,6 +289,17 @@ class OptimisticTransaction:
         if only_files and not changes and may_downgrade:
             return "SnapshotIsolation"
         return declared
+
+    def _table_level(self, metadata: Metadata) -> str:
+        """ISOLATION.TABLE_DEFAULT: ``delta.isolationLevel``, case-insensitively
+        (TXN.TABLE_PROPERTIES); an unknown name is InvalidIsolationLevelError."""
+        value = metadata.configuration.get("delta.isolationLevel")
+        if value is None:
+            return "Serializable"
+        try:
+            return properties.isolation_level(value)
+        except ValueError as exc:
+            raise self._error(errors.InvalidIsolationLevelError, str(exc)) from None
 
     def _commit_info(self, operation: Operation, level: str | None, blind: bool) -> CommitInfo:
         """TXN.COMMIT_INFO in delta-spark's field order; fixed for every attempt."""
@@ -348,7 +367,13 @@ class OptimisticTransaction:
         ordered = (
             [*actions, commit_info] if rel.commit_info_written_last else [commit_info, *actions]
         )
-        payload = codec.encode_commit(ordered)
+        table, version = self.log.table_path, self.read_version + 1
+        if self.snapshot is not None:  # ACTION.PROTOCOL: only tables this writer can keep
+            write_boundary.check_writer_protocol(
+                self.snapshot.protocol, table=table, version=version
+            )
+        payload = write_boundary.encode(ordered, table=table, version=version)
+        write_boundary.check_commit(payload, table=table, version=version)  # TXN.WRITE_BOUNDARY
         metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
         current = CurrentTransactionInfo(
             table=self.log.table_path,
@@ -464,11 +489,15 @@ class OptimisticTransaction:
         ) from failure
 
     def _post_commit(self, version: int) -> None:
-        """CHECKPOINT.INTERVAL: checkpoint the committed version; failing never fails the commit."""
-        metadata = self.metadata
-        if metadata is None or not checkpoint.needs_checkpoint(version, metadata):
-            return
+        """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
+        (TXN.COMMITTED_IS_FINAL): the commit is in the log, and a caller told otherwise would
+        retry it and write its rows twice."""
         try:
+            metadata = self.metadata
+            if metadata is None or not checkpoint.needs_checkpoint(version, metadata):
+                return
             checkpoint.checkpoint_version(self.log, version, now_ms=self.clock())
         except Exception:  # a checkpoint is an optimisation; the commit already landed
-            LOG.exception("checkpoint of %s at version %s failed", self.log.table_path, version)
+            LOG.exception(
+                "post-commit work of %s at version %s failed", self.log.table_path, version
+            )

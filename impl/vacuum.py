@@ -30,16 +30,21 @@ import contextlib
 import math
 import os
 import stat
-import uuid
 from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
-from deltaspec.impl import crashpoints
+from deltaspec.impl import crashpoints, paths
 from deltaspec.impl.actions import DeletionVector, RemoveFile
-from deltaspec.impl.deletion_vectors import z85_decode
-from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
-from deltaspec.impl.snapshot import DeltaLog, Snapshot, resolve_data_path
+from deltaspec.impl.deletion_vectors import deletion_vector_location
+from deltaspec.impl.errors import (
+    UnsafePathError,
+    VacuumRetentionInvalidError,
+    VacuumRetentionNegativeError,
+    VacuumRetentionTooShortError,
+)
+from deltaspec.impl.paths import resolve_data_path
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.storage import LOG_DIR
 
 __all__ = ["VacuumResult", "deletion_vector_path", "vacuum"]
@@ -66,19 +71,14 @@ class VacuumResult:
 
 
 def deletion_vector_path(table_root: str, dv: DeletionVector) -> str | None:
-    """The file of a deletion vector relative to the table root (None: inline, or a file
-    outside the root). ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85 id;
-    ``p``: an absolute path."""
+    """The file of a deletion vector relative to the table root (None: inline, or a location
+    the path rule refuses, PATH.DATA_FILE): ``deletion_vectors.deletion_vector_location``
+    resolved with ``paths.resolve_data_path``, the same resolution a read uses."""
     try:
-        if dv.storage_type == "u":
-            prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
-            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
-            return resolve_data_path(table_root, f"{prefix}/{name}" if prefix else name)
-        if dv.storage_type == "p":
-            return resolve_data_path(table_root, dv.path_or_inline_dv)
-    except (ValueError, KeyError):
+        location = deletion_vector_location(dv)
+        return None if location is None else resolve_data_path(table_root, location)
+    except ValueError:
         return None
-    return None
 
 
 def _referenced(log: DeltaLog, snapshot: Snapshot, cutoff: int) -> set[str]:
@@ -149,6 +149,16 @@ def vacuum(
     configured = snapshot.deleted_file_retention_ms
     retention = configured if retention_ms is None else retention_ms
     table = log.table_path
+    if (
+        isinstance(retention, bool)
+        or not isinstance(retention, int | float)
+        or not math.isfinite(retention)
+    ):
+        raise VacuumRetentionInvalidError(
+            f"retention {retention!r} is not a finite number of milliseconds",
+            table=table,
+            version=snapshot.version,
+        )
     if retention < 0:
         raise VacuumRetentionNegativeError(
             f"retention {retention} ms is negative", table=table, version=snapshot.version
@@ -197,13 +207,16 @@ def vacuum(
             doomed.append((relative, full))
     doomed.sort()
     if not dry_run:
-        for _, full in doomed:
+        for relative, full in doomed:
             try:
+                # through the resolver again: a directory swapped for a link since the walk is
+                # never followed (PATH.NO_SYMLINKS)
+                full = paths.data_file(table, relative)
                 if not stat.S_ISREG(os.lstat(full).st_mode):
                     continue  # replaced by a link or directory since the walk: left alone
                 os.unlink(full)
-            except FileNotFoundError:
-                continue  # deleted meanwhile (another VACUUM)
+            except (FileNotFoundError, UnsafePathError):
+                continue  # deleted meanwhile (another VACUUM), or now behind a link
             crashpoints.reached("vacuum.mid_delete")
     return VacuumResult(
         version=snapshot.version,
