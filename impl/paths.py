@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile, RemoveFile
+from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
 from deltaspec.impl.errors import (
     CorruptLogError,
     LogAccessError,
@@ -45,6 +45,7 @@ __all__ = [
     "SUSPICIOUS_PATH",
     "access_error",
     "canonical_path",
+    "check_deletion_vector",
     "check_file_action",
     "check_real_dirs",
     "data_file",
@@ -274,6 +275,9 @@ def check_file_action(
                 f"{kind}.path {path[:200]!r}: {exc}", table=table, version=version, file=file
             ) from None
         path = canonical_path(path)
+    dv = action.deletion_vector
+    if dv is not None and dv.storage_type in ("u", "p"):
+        check_deletion_vector(dv, table, version, file)
     numbers = [("size", action.size)]
     if isinstance(action, AddFile):
         numbers.append(("modificationTime", action.modification_time))
@@ -300,3 +304,24 @@ def open_data_file(table_root: str, path: str, *, version: int | None = None) ->
         ) from None
     location = data_file(table_root, relative, version=version)
     return open_regular(location, table=table_root, version=version, file=relative)
+
+
+def check_deletion_vector(
+    dv: DeletionVector, table: str, version: int | None, file: str | None
+) -> None:
+    """Refuse a deletion vector stored in a file (``u`` or ``p``) whose location the path rule
+    refuses (PATH.DATA_FILE): a ``p`` path or a ``u`` prefix leaving the table, or a ``u`` id
+    that is not Z85. Checked at load, so such a DV is never live, never opened, never kept."""
+    from deltaspec.impl.deletion_vectors import deletion_vector_location  # it imports this module
+
+    try:
+        location = deletion_vector_location(dv)
+        if location is not None:
+            resolve_data_path(table, location)
+    except ValueError as exc:
+        raise UnsafePathError(
+            f"deletionVector {dv.storage_type}:{dv.path_or_inline_dv[:200]!r}: {exc}",
+            table=table,
+            version=version,
+            file=file,
+        ) from None
