@@ -1378,7 +1378,11 @@ def _rows(table: pa.Table, column: str) -> list[dict[str, Any]]:
 
 
 def _non_file_actions(table: pa.Table) -> Iterable[Action]:
-    """The non-file actions of a checkpoint Parquet table, in column order (CHECKPOINT.CONTENTS)."""
+    """The non-file actions of a checkpoint Parquet table, in column order (CHECKPOINT.CONTENTS).
+    ValueError for a checkpoint with more than one protocol or metaData row (not a state)."""
+    for column in ("protocol", "metaData"):
+        if len(_rows(table, column)) > 1:
+            raise ValueError(f"the checkpoint holds {column} more than once")
     for row in _rows(table, "protocol"):
         readers = row.get("readerFeatures")
         writers = row.get("writerFeatures")
