@@ -509,6 +509,9 @@ def decode_action(obj: dict[str, Any]) -> Action | None:
     return None if found is None else _DECODERS[found](obj[found])
 
 
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def decode_commit(data: bytes, *, table: str, version: int | None, file: str) -> list[Action]:
     """Decode a whole commit file (ACTION.LINE_FORMAT): its known actions in file order.
 
@@ -537,6 +540,11 @@ def decode_commit(data: bytes, *, table: str, version: int | None, file: str) ->
             raise corrupt(number, f"invalid JSON: {exc}") from None
         if type(obj) is not dict:
             raise corrupt(number, f"a log line must be a JSON object, not {_type_name(obj)}")
+        if _SURROGATE_ESCAPE.search(line_text) is not None:
+            try:  # a \ud800-\udfff escape not part of a pair is no Unicode text
+                json.dumps(obj, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise corrupt(number, "a lone surrogate escape (not Unicode text)") from None
         try:
             action = decode_action(obj)
         except CorruptLogError as exc:

@@ -244,9 +244,9 @@ def _check_file_table(
             if vector is not None and vector.storage_type in ("u", "p"):
                 paths.check_deletion_vector(vector, table, version, file)
     sizes = rows.column("size")
-    bad = (
-        pc.or_(pc.less(sizes, _ZERO), pc.is_null(sizes)) if kind == "add" else pc.less(sizes, _ZERO)
-    )
+    bad = pc.less(sizes, _ZERO)
+    if kind == "add":
+        bad = pc.or_kleene(bad, pc.is_null(sizes))
     if pc.any(bad).as_py():
         path = rows.column("path").filter(bad).to_pylist()[0]
         raise CorruptLogError(
@@ -1161,8 +1161,10 @@ class DeltaLog:
                     return kept.copy()
         try:
             state = self._read_checkpoint_files(cp)
-        except _UnusableCheckpoint:
-            raise
+        except (_UnusableCheckpoint, UnsafePathError):
+            raise  # a hostile checkpoint is refused, never skipped
+        except CorruptLogError as corrupt:  # malformed rows: unusable, commits may still serve
+            raise _UnusableCheckpoint(corrupt) from None
         except (pa.ArrowException, TypeError, ValueError, KeyError, AttributeError) as exc:
             raise _UnusableCheckpoint(
                 CorruptLogError(
@@ -1393,6 +1395,8 @@ def _non_file_actions(table: pa.Table) -> Iterable[Action]:
             writer_features=None if writers is None else tuple(writers),
         )
     for row in _rows(table, "metaData"):
+        if not isinstance(row.get("id"), str):
+            raise ValueError("a metaData row without id")
         fmt = row.get("format") or {}
         yield Metadata(
             id=row["id"],

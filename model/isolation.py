@@ -7,6 +7,7 @@ from enum import Enum
 
 from deltaspec.model.actions import Action, CommitInfo, DomainMetadata, Metadata, is_file_action
 from deltaspec.model.profiles import IsolationRule, Profile
+from deltaspec.model.properties import isolation_level_name
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 
@@ -24,7 +25,9 @@ def table_level(metadata: Metadata | None, profile: Profile) -> IsolationLevel:
     if metadata is None or not profile.table_isolation_property:
         return IsolationLevel.SERIALIZABLE
     declared = metadata.property("delta.isolationLevel", IsolationLevel.SERIALIZABLE.value)
-    return IsolationLevel(declared)
+    # compared case-insensitively (TXN.TABLE_PROPERTIES); a commit setting an unknown name is
+    # refused before its level is chosen
+    return IsolationLevel(isolation_level_name(declared or "") or declared)
 
 
 def _counts_as_non_file(action: Action, profile: Profile) -> bool:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from deltaspec.model import features
+from deltaspec.model import features, properties
 from deltaspec.model.actions import (
     Action,
     AddFile,
@@ -208,7 +208,8 @@ def _has_duplicate_files(actions: tuple[Action, ...]) -> bool:
 def _validate(
     txn: Transaction, actions: tuple[Action, ...], profile: Profile
 ) -> tuple[Action, ...] | ErrorKind:
-    """prepareCommit: TXN.SINGLE_METADATA … TXN.DUPLICATE_ACTIONS, in delta-spark's order."""
+    """prepareCommit: TXN.SINGLE_METADATA … TXN.DUPLICATE_ACTIONS, in delta-spark's order, with
+    TXN.TABLE_PROPERTIES checked once the metadata is known to be single."""
     snapshot = txn.read_snapshot
     metadatas = [a for a in actions if isinstance(a, Metadata)]
     protocols = [a for a in actions if isinstance(a, Protocol)]
@@ -216,6 +217,8 @@ def _validate(
         return ErrorKind.METADATA_CHANGED_TWICE
     if len(protocols) > 1 and profile.single_protocol_check:
         return ErrorKind.PROTOCOL_CHANGED_TWICE
+    if metadatas and (invalid := properties.invalid_property(metadatas[0])) is not None:
+        return invalid  # TXN.TABLE_PROPERTIES
     if snapshot.version == -1:
         if not metadatas and profile.commit_validation:
             return ErrorKind.METADATA_ABSENT

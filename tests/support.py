@@ -93,16 +93,25 @@ def append_rows(log: Any, part: str, ids: Sequence[int]) -> tuple[int, str, str]
 
 
 def tree_state(root: str | Path) -> dict[str, tuple[str, bytes]]:
-    """Every entry under ``root``: relative path -> (kind, content or link target)."""
+    """Every entry under ``root``: relative path -> (kind, content or link target). FIFOs and
+    other special files are recorded by kind (never opened); a regular file over 64 MiB (a sparse
+    one) by its size and modification time."""
+    import stat
+
     out: dict[str, tuple[str, bytes]] = {}
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             full = os.path.join(directory, name)
             relative = os.path.relpath(full, root)
-            if os.path.islink(full):
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
                 out[relative] = ("link", os.readlink(full).encode())
-            elif os.path.isdir(full):
+            elif stat.S_ISDIR(info.st_mode):
                 out[relative] = ("dir", b"")
+            elif not stat.S_ISREG(info.st_mode):
+                out[relative] = ("special", str(stat.S_IFMT(info.st_mode)).encode())
+            elif info.st_size > 64 * 1024 * 1024:
+                out[relative] = ("big file", f"{info.st_size} {info.st_mtime_ns}".encode())
             else:
                 out[relative] = ("file", Path(full).read_bytes())
     return out

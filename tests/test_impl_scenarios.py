@@ -26,12 +26,18 @@ def test_scenario_passes_on_the_impl(scenario: Scenario, tmp_path: Path) -> None
 
 
 def test_every_rule_is_checked_on_the_impl() -> None:
-    """Each rule has an impl test (tests/test_impl_*.py) or a vector the impl runs."""
+    """Each rule has an impl test (tests/test_impl_*.py, tests/test_reliability_*.py, which run
+    the impl on real files) or a vector the impl runs."""
     run_on_impl = {
         rule
         for s in SCENARIOS
         if not any("try_write" in step or "resolve" in step for step in s.data["steps"])
         for rule in s.rules
     }
-    cited = cited_by_tests(Path(__file__).parent, "test_impl_*.py") | run_on_impl
+    here = Path(__file__).parent
+    cited = (
+        cited_by_tests(here, "test_impl_*.py")
+        | cited_by_tests(here, "test_reliability_*.py")
+        | run_on_impl
+    )
     assert not sorted({rule.id for rule in load_rules()} - cited)

@@ -142,8 +142,9 @@ def _write_without_hard_links(root: str, limit: int) -> None:
 
     os.link = no_links  # type: ignore[assignment]
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the OS kill is the point
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     log = DeltaLog(root)
+    OptimisticTransaction(log).commit([], Operation("WRITE"))  # the store learns: no links
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     txn = OptimisticTransaction(log)
     txn.commit([], Operation("WRITE", {"mode": "Append"}, user_metadata="x" * (4 * limit)))
 
@@ -159,8 +160,8 @@ def test_a_writer_killed_mid_write_without_hard_links_leaves_no_torn_commit(
     writer.start()
     writer.join(WATCHDOG_S)
     assert writer.exitcode == -signal.SIGXFSZ, "the writer was not killed mid-write"
-    assert DeltaLog(str(root)).snapshot().version == 3  # no torn commit 4 blocks the readers
-    assert append_rows(DeltaLog(str(root)), "a", [7])[0] == 4  # nor the writers
+    assert DeltaLog(str(root)).snapshot().version == 4  # no torn commit 5 blocks the readers
+    assert append_rows(DeltaLog(str(root)), "a", [7])[0] == 5  # nor the writers
 
 
 @pytest.mark.rules("LOG.ATOMIC_VISIBILITY")
@@ -200,7 +201,7 @@ def test_vacuum_refuses_a_retention_that_is_not_a_finite_number(
 @pytest.mark.rules("TXN.COMMITTED_IS_FINAL", "TXN.TABLE_PROPERTIES", "CHECKPOINT.INTERVAL")
 def test_a_commit_in_the_log_is_never_reported_as_failed(tmp_path: Path) -> None:
     root = tmp_path / "t"
-    log = _table(root)
+    _table(root)
     # another engine stored a value this writer cannot interpret
     stored = replace(reliability_metadata(**{"delta.checkpointInterval": "0"}))
     _raw_commit(root, 4, {"metaData": json.loads(_metadata_json(stored))})
@@ -350,7 +351,7 @@ def _load_in_child(root: str, queue: Any) -> None:
         queue.put(("ok", snapshot.version, None, None))
     except errors.DeltaError as error:
         queue.put((type(error).__name__, error.version, error.file, error.table))
-    except BaseException as error:  # noqa: BLE001 - reported to the parent as a failure
+    except BaseException as error:  # reported to the parent as a failure
         queue.put(("raw " + type(error).__name__, None, None, None))
 
 
@@ -407,6 +408,7 @@ def test_a_huge_sparse_last_checkpoint_is_not_read_whole(tmp_path: Path) -> None
 # --- 4. the write boundary -----------------------------------------------------------------------
 
 _GOOD = AddFile("p=a/new.parquet", {"p": "a"}, 10, 1, True)
+_KEPT = ("appendOnly", "invariants")  # what writer version 2 implies: no protocol downgrade
 
 
 def _bad_adds() -> list[tuple[str, Any]]:
@@ -428,10 +430,10 @@ def _bad_adds() -> list[tuple[str, Any]]:
             "p", "/etc/passwd", 10, 1, offset=1))),
         ("remove leaving the root", RemoveFile("../../x.parquet", 1, True)),
         ("metaData without id", replace(reliability_metadata(), id=None)),
-        ("unknown reader feature", Protocol(3, 7, ("fromTheFuture",), ("fromTheFuture",))),
-        ("reader version 4", Protocol(4, 7, (), ())),
-        ("writer version 8", Protocol(1, 8)),
-        ("unknown writer feature", Protocol(1, 7, None, ("fromTheFuture",))),
+        ("unknown reader feature", Protocol(3, 7, ("fromTheFuture",), (*_KEPT, "fromTheFuture"))),
+        ("reader version 4", Protocol(4, 7, (), _KEPT)),
+        ("writer version 8", Protocol(1, 8, None, _KEPT)),
+        ("unknown writer feature", Protocol(1, 7, None, (*_KEPT, "fromTheFuture"))),
     ]  # fmt: skip
 
 
@@ -443,6 +445,8 @@ def test_the_writer_refuses_what_its_reader_refuses(tmp_path: Path, name: str, a
     before = tree_state(root)
     with pytest.raises(errors.CommitValidationError) as refused:
         OptimisticTransaction(log).commit([action], Operation("WRITE"))
+    expected = (errors.InvalidCommitActionError, errors.UnsupportedWriterProtocolError)
+    assert isinstance(refused.value, expected), refused.value
     assert (refused.value.table, refused.value.version) == (str(root), 4)
     assert tree_state(root) == before, f"{name}: something was written"
     assert DeltaLog(str(root)).snapshot().version == 3
@@ -573,3 +577,38 @@ def test_a_reader_racing_checkpoint_and_cleanup_lists_again(tmp_path: Path) -> N
     assert _CleanupRacesTheReader.raced
     assert not (_log_dir(root) / commit_name(1)).exists()  # cleanup really ran under it
     assert (snapshot.version, snapshot.num_files, snapshot.checkpoint_version) == (3, 3, 3)
+
+
+@pytest.mark.rules("TXN.TABLE_PROPERTIES", "ISOLATION.TABLE_DEFAULT")
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("delta.isolationLevel", "serializable"),
+        ("delta.isolationLevel", "WRITESERIALIZABLE"),
+        ("delta.isolationLevel", "Snapshot"),
+        ("delta.isolationLevel", ""),
+        ("delta.checkpointInterval", "3"),
+        ("delta.checkpointInterval", "0"),
+        ("delta.checkpointInterval", "x"),
+        ("delta.logRetentionDuration", "interval 2 days"),
+        ("delta.logRetentionDuration", "forever"),
+        ("delta.appendOnly", "TRUE"),
+        ("delta.appendOnly", "yes"),
+        ("delta.enableExpiredLogCleanup", "false"),
+        ("delta.enableExpiredLogCleanup", "0"),
+        ("delta.somethingElse", "anything"),
+    ],
+)
+def test_model_and_impl_refuse_the_same_property_values(key: str, value: str) -> None:
+    from deltaspec.impl import properties
+    from deltaspec.model import actions as model_actions
+    from deltaspec.model.properties import invalid_property
+
+    model_metadata = model_actions.Metadata("t", "{}", configuration=((key, value),))
+    try:
+        properties.validate({key: value})
+        impl_kind = None
+    except errors.InvalidTablePropertyError as refused:
+        impl_kind = refused.kind
+    model_kind = invalid_property(model_metadata)
+    assert impl_kind == (None if model_kind is None else model_kind.value)
