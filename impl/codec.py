@@ -219,10 +219,15 @@ def _req_str(kind: str, body: _Body, name: str) -> str:
     return value
 
 
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
 def _req_int(kind: str, body: _Body, name: str) -> int:
+    """A required integer field: Delta's integers are Java longs, so one beyond 64 bits is as
+    malformed as a string (a checkpoint could not even hold it)."""
     value = body.get(name, _MISSING)
-    if type(value) is not int:
-        raise _bad(kind, name, value, "an integer")
+    if type(value) is not int or not _LONG_MIN <= value <= _LONG_MAX:
+        raise _bad(kind, name, value, "a 64-bit integer")
     return value
 
 
@@ -242,8 +247,8 @@ def _opt_str(kind: str, body: _Body, name: str) -> str | None:
 
 def _opt_int(kind: str, body: _Body, name: str) -> int | None:
     value = body.get(name)
-    if value is not None and type(value) is not int:
-        raise _bad(kind, name, value, "an integer")
+    if value is not None and (type(value) is not int or not _LONG_MIN <= value <= _LONG_MAX):
+        raise _bad(kind, name, value, "a 64-bit integer")
     return value
 
 
@@ -385,9 +390,15 @@ def _decode_protocol(raw: object) -> Protocol:
     body = _body("protocol", raw)
     readers = body.get("readerFeatures")
     writers = body.get("writerFeatures")
+    reader, writer = (
+        _req_int("protocol", body, n) for n in ("minReaderVersion", "minWriterVersion")
+    )
+    for name, version in (("minReaderVersion", reader), ("minWriterVersion", writer)):
+        if not -(2**31) <= version < 2**31:  # Java ints (and int32 checkpoint columns)
+            raise _bad("protocol", name, version, "a 32-bit integer")
     return Protocol(
-        _req_int("protocol", body, "minReaderVersion"),
-        _req_int("protocol", body, "minWriterVersion"),
+        reader,
+        writer,
         None if readers is None else _str_list("protocol", "readerFeatures", readers),
         None if writers is None else _str_list("protocol", "writerFeatures", writers),
     )

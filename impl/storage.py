@@ -478,7 +478,10 @@ class LocalLogStore(LogStore):
         directory = os.path.dirname(final)
         try:
             self._ensure_dir(directory)
-        except PermissionError as exc:  # read-only table: nothing was written
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            # a read-only or unwritable table: nothing was written, so not an unknown outcome
             raise paths.access_error(exc, table=self._table_path, file=name) from None
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)

@@ -37,6 +37,7 @@ from deltaspec.impl.actions import (
     Metadata,
     Protocol,
     RemoveFile,
+    SetTransaction,
 )
 from deltaspec.impl.checkpoint import (
     checkpoint_table,
@@ -429,6 +430,8 @@ def _bad_adds() -> list[tuple[str, Any]]:
         ("DV outside the root", replace(_GOOD, deletion_vector=DeletionVector(
             "p", "/etc/passwd", 10, 1, offset=1))),
         ("remove leaving the root", RemoveFile("../../x.parquet", 1, True)),
+        ("overflowing deletionTimestamp", RemoveFile("p=a/x.parquet", 2**64, True)),
+        ("overflowing txn version", SetTransaction("app", 2**64, 1)),
         ("metaData without id", replace(reliability_metadata(), id=None)),
         ("unknown reader feature", Protocol(3, 7, ("fromTheFuture",), (*_KEPT, "fromTheFuture"))),
         ("reader version 4", Protocol(4, 7, (), _KEPT)),
