@@ -92,7 +92,7 @@ CATALOG: tuple[Mutant, ...] = (
        "return version % checkpoint_interval(metadata) == 0"),
     _m("put-if-absent-by-exists-then-write", "put-if-absent checks existence, then writes",
        "storage:LocalLogStore.write_new",
-       "if self._hard_links and self._write_by_link(name, final, data):\n        return",
+       "kind = crashpoints.file_kind(name)",
        "if os.path.exists(final):\n        raise self._exists_error(name)\n"
        "    with open(final, 'wb') as file:\n        file.write(data)\n    return"),
     _m("metadata-conflict-ignored", "a concurrent metadata change is silently adopted",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from deltaspec.model.actions import (
@@ -47,10 +47,21 @@ class Snapshot:
         return () if self.metadata is None else self.metadata.partition_columns
 
 
+def canonical_path(path: str) -> str:
+    """SNAPSHOT.CANONICAL_PATH: a relative path without its ``.`` and empty segments; an
+    absolute path or a URI (``scheme:``) as written."""
+    head = path.split("/", 1)[0]
+    if path.startswith("/") or (":" in head and head[0].isalpha()):
+        return path
+    kept = [segment for segment in path.split("/") if segment not in ("", ".")]
+    return "/".join(kept) if kept else path
+
+
 def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
     """SNAPSHOT.REPLAY / SNAPSHOT.RECONCILE: apply one commit's actions in file order.
 
-    Files reconcile by (path, deletion-vector id) (SNAPSHOT.FILE_KEY): an add
+    Files reconcile by (canonical path, deletion-vector id) (SNAPSHOT.FILE_KEY,
+    SNAPSHOT.CANONICAL_PATH): an add
     makes the key live and clears its tombstone, a remove does the reverse
     (SNAPSHOT.TOMBSTONES). The latest protocol and metadata win
     (SNAPSHOT.PROTOCOL_METADATA), as do the latest txn per app id
@@ -63,6 +74,8 @@ def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
     domains = dict(snapshot.domains)
     protocol, metadata = snapshot.protocol, snapshot.metadata
     for action in commit.actions:
+        if isinstance(action, AddFile | RemoveFile):
+            action = replace(action, path=canonical_path(action.path))
         match action:
             case AddFile():
                 files[action.key] = action

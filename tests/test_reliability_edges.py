@@ -615,3 +615,19 @@ def test_model_and_impl_refuse_the_same_property_values(key: str, value: str) ->
         impl_kind = refused.kind
     model_kind = invalid_property(model_metadata)
     assert impl_kind == (None if model_kind is None else model_kind.value)
+
+
+@pytest.mark.rules("SNAPSHOT.CANONICAL_PATH")
+@pytest.mark.parametrize(
+    "spelling",
+    ["p=a/x.parquet", "./p=a/x.parquet", "p=a//x.parquet", "p=a/./x.parquet", "./p=a/./x.parquet",
+     "p=a/x%20y.parquet", "/t/p=a/x.parquet", "file:/t/p=a/x.parquet", "file:///t/x.parquet"],
+)  # fmt: skip
+def test_model_and_impl_canonicalise_paths_alike(spelling: str) -> None:
+    from deltaspec.impl.paths import canonical_path as impl_canonical
+    from deltaspec.model.snapshot import canonical_path as model_canonical
+
+    assert impl_canonical(spelling) == model_canonical(spelling)
+    relative = not spelling.startswith(("/", "file:"))
+    assert impl_canonical(spelling) == ("p=a/x%20y.parquet" if "%20" in spelling else (
+        "p=a/x.parquet" if relative else spelling))  # fmt: skip
