@@ -26,7 +26,6 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import stat
@@ -86,9 +85,15 @@ def _referenced(log: DeltaLog, snapshot: Snapshot, cutoff: int) -> set[str]:
     root = log.table_path
     out: set[str] = set()
 
-    def keep(path: str, dv: DeletionVector | None) -> None:
-        with contextlib.suppress(ValueError):  # outside the root: never a candidate anyway
+    def keep(path: str, dv: DeletionVector | None, version: int | None = None) -> None:
+        # the loader's rule (PATH.DATA_FILE): a reference VACUUM cannot resolve stops VACUUM,
+        # since the file it names could be one that must be kept
+        try:
             out.add(resolve_data_path(root, path))
+        except ValueError as exc:
+            raise UnsafePathError(
+                f"VACUUM cannot resolve {path[:200]!r}: {exc}", table=root, version=version
+            ) from None
         if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:
             out.add(dv_path)
 
@@ -108,7 +113,7 @@ def _referenced(log: DeltaLog, snapshot: Snapshot, cutoff: int) -> set[str]:
             continue
         for action in log.read_commit(version):
             if isinstance(action, RemoveFile):
-                keep(action.path, action.deletion_vector)
+                keep(action.path, action.deletion_vector, version)
     return out
 
 

@@ -631,3 +631,41 @@ def test_model_and_impl_canonicalise_paths_alike(spelling: str) -> None:
     relative = not spelling.startswith(("/", "file:"))
     assert impl_canonical(spelling) == ("p=a/x%20y.parquet" if "%20" in spelling else (
         "p=a/x.parquet" if relative else spelling))  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.rules("SNAPSHOT.CANONICAL_PATH", "SNAPSHOT.FILE_KEY")
+def test_delta_spark_keys_spellings_of_one_file_as_the_spec_says(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The live engine: relative spellings are one file, absolute spellings further ones."""
+    from pyspark.sql import DataFrame
+
+    root = tmp_path / "t"
+    (root / "d").mkdir(parents=True)
+    _log_dir(root).mkdir()
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), root / "d" / "x.parquet")
+    size = (root / "d" / "x.parquet").stat().st_size
+    schema = (
+        '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+    )
+    metadata = {"id": "canon", "format": {"provider": "parquet", "options": {}},
+                "schemaString": schema, "partitionColumns": [], "configuration": {}}  # fmt: skip
+    _raw_commit(root, 0, {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+                {"metaData": metadata})  # fmt: skip
+    spellings = ["d/x.parquet", "./d/x.parquet", "d//x.parquet", "d/./x.parquet",
+                 f"{root}/d/x.parquet", f"file:{root}/d/x.parquet"]  # fmt: skip
+    for version, spelling in enumerate(spellings, 1):
+        body = {"path": spelling, "partitionValues": {}, "size": size, "modificationTime": 1}
+        _raw_commit(root, version, {"add": {**body, "dataChange": True}})
+    jvm = spark._jvm
+    engine = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(root))
+    for version in range(1, len(spellings) + 1):
+        state = engine.getSnapshotAt(version, jvm.scala.Option.empty(), jvm.scala.Option.empty(),
+                                     False)  # fmt: skip
+        theirs = sorted(r[0] for r in DataFrame(state.allFiles().toDF(), spark).collect())
+        ours = sorted(path for path, _ in DeltaLog(str(root)).snapshot(version).files)
+        assert len(ours) == len(theirs), (version, ours, theirs)
+        assert [p for p in ours if not p.startswith(("/", "file:"))] == [
+            p for p in theirs if not p.startswith("file:")
+        ]
