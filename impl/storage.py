@@ -377,7 +377,7 @@ class LocalLogStore(LogStore):
         )
 
     def exists(self, name: str) -> bool:
-        return os.path.exists(self._path(name))
+        return os.path.lexists(self._path(name))  # a link is an entry, never followed
 
     def local_path(self, name: str) -> str | None:
         path = self._path(name)
