@@ -610,6 +610,14 @@ HANGS: tuple[BadInput, ...] = (
     BadInput("stray checkpoint at version 10^19", edit(lambda r: (
              log_dir(r) / "10000000000000000000.checkpoint.parquet").write_bytes(b"x")),
              MissingVersionsError, 4, C4, group="hangs"),
+    BadInput("checkpoint part claiming 9999999999 parts", edit(lambda r: (
+             log_dir(r) / "00000000000000000003.checkpoint.0000000001.9999999999.parquet")
+             .write_bytes(b"x")), RECOVERS, 3, group="hangs",
+             why="an incomplete multi-part checkpoint is ignored; parts are counted, not ranged"),
+    BadInput("_last_checkpoint claiming 2^40 parts", lambda r, o: (checkpoint(r), (
+             log_dir(r) / "_last_checkpoint").write_text('{"version":2,"size":6,"parts":'
+             + str(2**40) + "}")), RECOVERS, 3, group="hangs",
+             why="the listing decides which checkpoint files exist"),
     BadInput("sparse 64 GiB _last_checkpoint", sparse_hint(64 * 1024**3), RECOVERS, 3,
              group="hangs", why="the hint is read up to 1 MiB, then the log is listed"),
     BadInput("2 MiB _last_checkpoint of valid JSON", lambda r, o: (checkpoint(r), (
