@@ -476,7 +476,14 @@ def field(kind: str, name: str, value: Any) -> BadInput:
                     CorruptLogError, 4, C4, group="malformed")  # fmt: skip
 
 
-_DROP = object()
+class _Drop:
+    """The field is left out (a stable repr: test ids must be the same in every worker)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_DROP = _Drop()
 _DV = {"storageType": "i", "pathOrInlineDv": "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L",
        "sizeInBytes": 40, "cardinality": 6}  # fmt: skip
 
