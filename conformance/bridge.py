@@ -25,6 +25,10 @@ class BridgeError(Exception):
     """The program broke the protocol, crashed, or reported an internal error."""
 
 
+class BridgeStartError(BridgeError):
+    """The program could not be run, or did not answer ``hello`` as spec/bridge.md says."""
+
+
 class BridgeProcess:
     """One running bridge program; requests are answered in order."""
 
@@ -37,20 +41,27 @@ class BridgeProcess:
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                bufsize=1,
-            )
-            self._next_id = 0
-            hello = self._exchange("hello", {"protocol": PROTOCOL})
-            if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
-                raise BridgeError(f"{self.command[0]} does not speak {PROTOCOL}: {hello!r}")
+            try:
+                self._process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                    bufsize=1,
+                )
+                self._next_id = 0
+                hello = self._exchange("hello", {"protocol": PROTOCOL})
+                if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
+                    raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
+                self.capabilities = frozenset(Capability(c) for c in hello.get("capabilities", []))
+            except (OSError, BridgeError, ValueError) as error:
+                self.stop()
+                raise BridgeStartError(
+                    f"the bridge program {shlex.join(self.command)!r} did not start: {error} "
+                    f"(spec/bridge.md: it must answer the hello request on stdout)"
+                ) from error
             self.name = f"cmd:{hello.get('name', self.command[0])}"
-            self.capabilities = frozenset(Capability(c) for c in hello.get("capabilities", []))
         return self._process
 
     def request(self, method: str, params: Json | None = None) -> Any:
@@ -72,8 +83,9 @@ class BridgeProcess:
             self.stop()
             raise BridgeError(f"{self.command[0]} is gone: {error}") from error
         if not line:
+            code = process.wait(10)
             self.stop()
-            raise BridgeError(f"{self.command[0]} exited during {method}")
+            raise BridgeError(f"{self.command[0]} exited (code {code}) during {method}")
         try:
             response = json.loads(line)
         except json.JSONDecodeError:

@@ -6,16 +6,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from deltaspec import __version__
 from deltaspec.conformance.commands import add_check_parser, add_conformance_parser
-from deltaspec.rules import load_rules
+from deltaspec.rules import Rule, load_rules, rule_text
 
 
 def _spec(args: argparse.Namespace) -> int:
     rules = load_rules()
+    if args.ids:
+        return _print_rules(rules, args.ids)
     if args.json:
         print(json.dumps([r.__dict__ for r in rules], indent=2))
         return 0
@@ -23,6 +26,20 @@ def _spec(args: argparse.Namespace) -> int:
     for rule in rules:
         print(f"{rule.id:<{width}}  {rule.releases:<22}  {rule.title}")
     print(f"{len(rules)} rules")
+    return 0
+
+
+def _print_rules(rules: list[Rule], ids: list[str]) -> int:
+    """``deltaspec spec RULE ...``: each rule's heading, Releases line and prose."""
+    by_id = {rule.id: rule for rule in rules}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        close = {i: get_close_matches(i, by_id, n=3) for i in unknown}
+        for rule_id, near in close.items():
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            print(f"deltaspec spec: no rule {rule_id!r}{hint}", file=sys.stderr)
+        return 2
+    print("\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source})" for i in ids))
     return 0
 
 
@@ -234,7 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"deltaspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    spec = commands.add_parser("spec", help="list the spec's rule IDs")
+    spec = commands.add_parser("spec", help="list the spec's rule IDs, or print rules")
+    spec.add_argument("ids", nargs="*", metavar="RULE", help="print these rules' text")
     spec.add_argument("--json", action="store_true", help="print the rules as JSON")
     spec.set_defaults(handler=_spec)
     add_check_parser(commands)
