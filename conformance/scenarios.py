@@ -50,6 +50,7 @@ class RunResult:
 
     outcomes: Mapping[str, Json]
     snapshot: Json = field(default_factory=dict)
+    checkpoints: tuple[int, ...] | None = None  # only for vectors with expect_checkpoints
 
 
 class ScenarioRunner(Protocol):

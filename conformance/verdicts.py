@@ -169,6 +169,15 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
             }
             failures.append({**entry, "knock_on": True} if knock_on else entry)
             worst = max(worst, verdict, key=lambda v: v.severity)
+    if "expect_checkpoints" in scenario.data:
+        want, got = sorted(scenario.data["expect_checkpoints"]), sorted(result.checkpoints or ())
+        if want != got:
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = writers_worst if knock_on else Verdict.WRONG
+            details.append(f"checkpoints: {verdict.value}: expected {want}, got {got}")
+            failures.append({"checkpoints": True, "step": None, "verdict": verdict.value,
+                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
+            worst = max(worst, verdict, key=lambda v: v.severity)
     return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))
 
 
