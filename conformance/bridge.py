@@ -54,7 +54,9 @@ class BridgeProcess:
                 hello = self._exchange("hello", {"protocol": PROTOCOL})
                 if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
                     raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
-                self.capabilities = frozenset(Capability(c) for c in hello.get("capabilities", []))
+                known = {c.value for c in Capability}
+                declared = [c for c in hello.get("capabilities", []) if c in known]
+                self.capabilities = frozenset(Capability(c) for c in declared)
             except (OSError, BridgeError, ValueError) as error:
                 self.stop()
                 raise BridgeStartError(
@@ -175,3 +177,24 @@ class BridgeAdapter:
     def close(self) -> None:
         with contextlib.suppress(BridgeError):  # gone: the next create starts a new process
             self.process.request("close")
+
+
+class BridgeReader:
+    """A bridge that declares ``read_table`` as a table reader (readers.TableReader): the
+    fixtures suite and the log vectors run through it."""
+
+    def __init__(self, process: BridgeProcess) -> None:
+        self.process = process
+        process._start()
+        self.name = process.name
+
+    def read(self, root: Any, version: int | None) -> Json:
+        from deltaspec.conformance.readers import ReadFailure
+
+        result = self.process.request("read_table", {"path": str(root), "version": version})
+        if isinstance(result, dict) and "error" in result and "version" not in result:
+            raise ReadFailure(str(result["error"]), str(result.get("message", "")))
+        return cast(Json, result)
+
+    def rows(self, root: Any, version: int | None) -> None:
+        return None

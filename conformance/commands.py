@@ -8,6 +8,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -28,7 +30,7 @@ EXIT_CODES = (
 
 # Only the standard library at import time: the ``deltaspec`` command builds these parsers on
 # every start, and the suites pull in pyarrow, the model and the impl.
-SUITES = ("scenarios", "fixtures", "writes")
+SUITES = ("scenarios", "fixtures", "writes", "logs")
 
 DEFAULT_FIXTURES = Path(
     os.environ.get(
@@ -93,7 +95,7 @@ def run_suites(
     known_issues: Path | None,
     options: RunOptions | None = None,
 ) -> Report:
-    from deltaspec.conformance import fixtures, suites
+    from deltaspec.conformance import suites
     from deltaspec.conformance.gate import judge_coverage, not_for_release, parse_release
     from deltaspec.conformance.scenarios import load_scenarios
     from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known, load_known_issues
@@ -124,21 +126,11 @@ def run_suites(
             vectors = [v for v in vectors if reasons[v.id] is None]
         results, capabilities = _scenario_results(adapter, vectors, options)
         report.suites["scenarios"] = apply_known(results, known) + declined
-    if "fixtures" in chosen:
-        reader = suites.reader_for(adapter)
-        if reader is None:
-            report.suites["fixtures"] = [
-                CaseResult("fixtures", Verdict.SKIPPED, (f"{adapter} cannot read tables on disk",))
-            ]
-        else:
-            capabilities |= {"read_table"}
-            directory = _fixtures_dir(fixtures_dir)
-            tables = fixtures.load_manifest(directory, pinned=pinned)
-            progress = suites.Progress("fixtures", len(tables))
-            results = fixtures.run_fixtures(reader, directory, pinned=pinned, progress=progress)
-            progress.finish()
-            results = [r for r in results if options.selection.matches(r.case, r.rules)]
-            report.suites["fixtures"] = apply_known(results, known)
+    if "fixtures" in chosen or "logs" in chosen:
+        with table_reader(adapter) as reader:
+            capabilities |= _read_suites(
+                report, reader, adapter, chosen, options, known, fixtures_dir, pinned
+            )
     if "writes" in chosen:
         from deltaspec.conformance import writes
 
@@ -153,6 +145,83 @@ def run_suites(
         everything = [r for rs in report.suites.values() for r in rs]
         report.coverage = judge_coverage(options.gate, capabilities, everything)
     return report
+
+
+@contextmanager
+def table_reader(adapter: str) -> Iterator[Any]:
+    """The reader of tables on disk behind ``adapter`` (None: it cannot read one): the impl's,
+    delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``."""
+    from deltaspec.conformance import readers, suites
+
+    if adapter == "model":
+        yield readers.ModelReader()
+    elif adapter == "deltaspark":
+        yield readers.DeltaSparkReader()
+    elif adapter.startswith("cmd:"):
+        from deltaspec.conformance.adapters.base import Capability
+        from deltaspec.conformance.bridge import BridgeProcess, BridgeReader
+
+        process = BridgeProcess(adapter.removeprefix("cmd:"))
+        try:
+            process._start()
+            yield BridgeReader(process) if Capability.READ_TABLE in process.capabilities else None
+        finally:
+            process.stop()
+    else:
+        yield suites.reader_for(adapter)
+
+
+def _read_suites(
+    report: Report,
+    reader: Any,
+    adapter: str,
+    chosen: list[str],
+    options: RunOptions,
+    known: Any,
+    fixtures_dir: Path | None,
+    pinned: str | None,
+) -> frozenset[str]:
+    """The suites that read tables on disk: ``fixtures`` and ``logs`` (log vectors)."""
+    from deltaspec.conformance import fixtures, suites
+    from deltaspec.conformance.logvectors import load_log_vectors, run_log_vectors
+    from deltaspec.conformance.verdicts import CaseResult, Verdict, apply_known
+
+    for suite in ("fixtures", "logs"):
+        if suite not in chosen:
+            continue
+        if reader is None:
+            why = f"{adapter} cannot read tables on disk (no read_table)"
+            report.suites[suite] = [CaseResult(suite, Verdict.SKIPPED, (why,))]
+            continue
+        if suite == "fixtures":
+            directory = _fixtures_dir(fixtures_dir)
+            tables = fixtures.load_manifest(directory, pinned=pinned)
+            progress = suites.Progress("fixtures", len(tables))
+            results = fixtures.run_fixtures(reader, directory, pinned=pinned, progress=progress)
+        else:
+            vectors = [
+                v
+                for v in (load_log_vectors() if options.include_spec else [])
+                if options.selection.matches(v.id, v.rules) and _for_profile(v, options)
+            ]
+            progress = suites.Progress("logs", len(vectors))
+            results = run_log_vectors(reader, vectors, progress=progress)
+        progress.finish()
+        results = [r for r in results if options.selection.matches(r.case, r.rules)]
+        report.suites[suite] = apply_known(results, known)
+    return frozenset() if reader is None else frozenset({"read_table"})
+
+
+def _for_profile(vector: Any, options: RunOptions) -> bool:
+    """Whether a log vector applies under ``--profile`` (every rule it cites holds then)."""
+    if options.gate is None or options.gate.profile is None:
+        return True
+    from deltaspec.conformance.gate import parse_release
+    from deltaspec.rules import covers, load_rules
+
+    release = parse_release(options.gate.profile)
+    rules = {rule.id: rule for rule in load_rules()}
+    return all(covers(rules[r].releases, release) for r in vector.rules if r in rules)
 
 
 def _print(report: Report, corpus: list[str] | None = None) -> None:

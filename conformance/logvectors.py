@@ -79,7 +79,9 @@ def _walk(root: Traversable | Path, prefix: str) -> Iterator[tuple[str, Traversa
             yield f"{prefix}{entry.name}", entry
 
 
-def load_log_vectors(directories: Iterable[Path] = (), *, include_spec: bool = True) -> list[LogVector]:
+def load_log_vectors(
+    directories: Iterable[Path] = (), *, include_spec: bool = True
+) -> list[LogVector]:
     roots: list[Traversable | Path] = [spec_root() / "vectors"] if include_spec else []
     roots += list(directories)
     vectors = [

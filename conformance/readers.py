@@ -253,9 +253,12 @@ class DeltaSparkReader:
             delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
                 self.spark._jsparkSession, str(root)
             )
-            snapshot = delta_log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty()) \
-                if version is None else delta_log.getSnapshotAt(version, jvm.scala.Option.empty(),
-                                                                jvm.scala.Option.empty(), False)  # fmt: skip
+            none = jvm.scala.Option.empty()
+            snapshot = (
+                delta_log.update(False, none, none)
+                if version is None
+                else delta_log.getSnapshotAt(version, none, none, False)
+            )
             return self._snapshot_json(snapshot)
         except Py4JJavaError as error:
             raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from deltaspec.conformance.suites import Report
 
 
-def suite_of(case: str) -> str:
-    return "fixtures" if case.startswith("fixtures/") else "scenarios"
+def suite_of(report: Report, result: CaseResult) -> str:
+    return next((s for s, results in report.suites.items() if result in results), "all")
 
 
 def repro(report: Report, result: CaseResult, corpus: Sequence[str] = ()) -> str:
@@ -30,7 +30,7 @@ def repro(report: Report, result: CaseResult, corpus: Sequence[str] = ()) -> str
         "--adapter",
         report.adapter,
         "--suite",
-        suite_of(result.case),
+        suite_of(report, result),
         *corpus,
         "--case",
         result.case,

@@ -61,7 +61,9 @@ def add(path: str, partition: Json | None = None, data_change: bool = True, **mo
     return {"add": {**body, **more}}
 
 
-def remove(path: str, timestamp: int | None = FUTURE, data_change: bool = True, **more: Any) -> Json:
+def remove(
+    path: str, timestamp: int | None = FUTURE, data_change: bool = True, **more: Any
+) -> Json:
     body: Json = {"path": path, "dataChange": data_change}
     if timestamp is not None:
         body["deletionTimestamp"] = timestamp
@@ -138,7 +140,7 @@ def log_family() -> list[Json]:
             "is not a commit, so the latest version is 2 and version 3 does not exist.",
             ["LOG.COMMIT_FILE_NAME", "LOG.ATOMIC_VISIBILITY", "LOG.LISTING"],
             {**commits(0, 1), name(2): [info(), add("c")],
-             "00000000000000000003.json.4f0c2a.tmp": {"text": "\n".join(lines([info(), add("d")]))}},
+             "00000000000000000003.json.4f0c2a.tmp": {"text": "\n".join(lines(HISTORY[3]))}},
             [snapshot(2, ["a", "b", "c"]), snapshot(1, ["a", "b"]),
              {"version": None, "expect": {"version": 2, "files": ["a", "b", "c"]}},
              {"version": 3, "error": "VERSION_NOT_FOUND"}],
