@@ -44,6 +44,23 @@ def _fixtures_dir(given: Path | None) -> Path:
     return (given or DEFAULT_FIXTURES).resolve()
 
 
+def missing_prerequisite(suite: str, fixtures_dir: Path | None) -> str | None:
+    """Why ``suite`` cannot run on this install (None: it can)."""
+    from deltaspec.extras import available
+
+    if (
+        suite in {"fixtures", "writes"}
+        and not (_fixtures_dir(fixtures_dir) / "MANIFEST.json").is_file()
+    ):
+        return (
+            f"no delta-spark fixtures at {_fixtures_dir(fixtures_dir)}: pass --fixtures DIR or "
+            "set DELTASPEC_FIXTURES"
+        )
+    if suite == "writes" and not available("pyspark"):
+        return "the writes suite needs pyspark: pip install 'deltaspec[spark]'"
+    return None
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """What ``deltaspec conformance`` was asked beyond adapter and suites: the cases chosen, the
@@ -244,8 +261,14 @@ def conformance_main(args: argparse.Namespace) -> int:
     from deltaspec.conformance.reporting import junit
     from deltaspec.conformance.scenarios import ScenarioError
     from deltaspec.conformance.selection import SelectionError
+    from deltaspec.conformance.verdicts import CaseResult, Verdict
 
     chosen = list(SUITES) if args.suite == "all" else [args.suite]
+    unavailable = {s: why for s in chosen if (why := missing_prerequisite(s, args.fixtures))}
+    if args.suite != "all" and unavailable:
+        print(f"deltaspec conformance: {unavailable[args.suite]}", file=sys.stderr)
+        return 2
+    chosen = [s for s in chosen if s not in unavailable]
     pinned: str | None = args.fixtures_sha256 or fixtures.PINNED_MANIFEST_SHA256
     if pinned == "any":
         pinned = None
@@ -281,6 +304,8 @@ def conformance_main(args: argparse.Namespace) -> int:
     ) as error:
         print(f"deltaspec conformance: {error}", file=sys.stderr)
         return EXIT_SETUP
+    for suite, why in unavailable.items():
+        report.suites[suite] = [CaseResult(suite, Verdict.SKIPPED, (why,))]
     suites.write_reports(report, args.json, args.markdown)
     if args.junit is not None:
         junit(report, args.junit)
@@ -402,7 +427,12 @@ def check_main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     reports: dict[str, Any] = {}
     failed = False
-    for adapter, chosen in (("model", ["scenarios"]), ("impl", ["scenarios", "fixtures"])):
+    missing = missing_prerequisite("fixtures", args.fixtures)
+    if missing is not None and not args.quick:
+        print(f"deltaspec check: fixtures suite skipped: {missing}")
+        reports["fixtures_skipped"] = missing
+    impl_suites = ["scenarios", "logs"] + (["fixtures"] if missing is None else [])
+    for adapter, chosen in (("model", ["scenarios", "logs"]), ("impl", impl_suites)):
         if args.quick and adapter != "model":
             continue
         report = run_suites(

@@ -349,7 +349,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     inspect.add_argument("--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
     inspect.set_defaults(handler=_inspect)
     args = parser.parse_args(argv)
-    code: int = args.handler(args)
+    try:
+        code: int = args.handler(args)
+    except ImportError as error:
+        from deltaspec.extras import missing_extra
+
+        message = missing_extra(error)
+        if message is None:
+            raise
+        print(f"deltaspec {args.command}: {message}", file=sys.stderr)
+        return 2
     return code
 
 
