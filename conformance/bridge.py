@@ -38,6 +38,7 @@ class BridgeProcess:
         self._next_id = 0
         self.name = "cmd"
         self.capabilities: frozenset[Capability] = frozenset()
+        self.wire: list[str] | None = None  # a list here records every line both ways
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
@@ -75,12 +76,13 @@ class BridgeProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         ident = self._next_id
         self._next_id += 1
+        request = json.dumps({"id": ident, "method": method, "params": params})
         try:
-            process.stdin.write(
-                json.dumps({"id": ident, "method": method, "params": params}) + "\n"
-            )
+            process.stdin.write(request + "\n")
             process.stdin.flush()
             line = process.stdout.readline()
+            if self.wire is not None:
+                self.wire += [request, line.rstrip("\n")]
         except (BrokenPipeError, OSError) as error:
             self.stop()
             raise BridgeError(f"{self.command[0]} is gone: {error}") from error
