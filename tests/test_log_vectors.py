@@ -134,8 +134,13 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
     from deltaspec.conformance.readers import DeltaSparkReader
 
     results = {r.case: r for r in run_log_vectors(DeltaSparkReader(spark), vectors)}
-    passing = {case for case, r in results.items() if r.verdict is Verdict.PASS}
-    assert len(passing) >= 20, {c: r.details for c, r in results.items() if c not in passing}
+    failing = {case: r.verdict for case, r in results.items() if r.verdict is not Verdict.PASS}
+    # the reference engine agrees with every hand-reasoned expectation but one error kind:
+    # getSnapshotAt(0) on an empty log reports a non-existent version (LOG.NEW_TABLE says
+    # TABLE_NOT_FOUND); its latest snapshot there is the empty one, as the spec says
+    assert failing == {"log/new-table/empty-log-directory": Verdict.WRONG_KIND}, {
+        case: results[case].details for case in failing
+    }
 
 
 REFERENCE_BRIDGE = f"cmd:{shlex.quote(sys.executable)} -m deltaspec.conformance.bridge_reference"
