@@ -187,3 +187,10 @@ def test_spec_prints_one_rule_and_names_near_misses(capsys):
     assert "### " not in out.split("\n", 1)[1]  # the next rule is not printed
     assert main(["spec", "CONFLICT.APP_TX"]) == 2
     assert "did you mean CONFLICT.APP_TXN" in capsys.readouterr().err
+
+
+def test_unknown_ids_are_friendly_errors(capsys):
+    assert main(["mutants", "checkpoint-at-version-zer"]) == 2
+    assert "did you mean checkpoint-at-version-zero?" in capsys.readouterr().err
+    assert main(["conformance", "--adapter", "nope"]) == 2
+    assert "unknown adapter 'nope'" in capsys.readouterr().err

@@ -155,6 +155,14 @@ def _mutants(args: argparse.Namespace) -> int:
     from deltaspec.conformance.mutants import CATALOG, STAGES, MutantResult, run_mutants
 
     described = {m.id: m.description for m in CATALOG}
+    unknown = [i for i in args.ids if i not in described]
+    if unknown:
+        near = {i: get_close_matches(i, described, n=2) for i in unknown}
+        hints = "; ".join(f"{i!r}" + (f" (did you mean {', '.join(n)}?)" if n else "")
+                          for i, n in near.items())  # fmt: skip
+        known = ", ".join(sorted(described))
+        print(f"deltaspec mutants: no such mutant {hints}; known: {known}", file=sys.stderr)
+        return 2
 
     def show(result: MutantResult) -> None:
         verdict = f"killed by {result.stage}" if result.killed else "SURVIVED"
