@@ -195,3 +195,28 @@ def test_a_bridge_without_read_table_skips_the_table_suites(tmp_path):
     assert code == 3 and data["suites"]["logs"][0]["verdict"] == "skipped"
     assert "no read_table" in data["suites"]["logs"][0]["details"][0]
     assert data["coverage"]["ran"] == 0
+
+
+SPEC_ONLY_BRIDGE = REPO / "conformance" / "bridges" / "deltars_read_table.py"
+
+
+def test_a_bridge_written_from_the_spec_alone_reads_fixtures_and_log_vectors(
+    tmp_path, fixtures_dir
+):
+    """conformance/bridges/deltars_read_table.py imports nothing of deltaspec: delta-rs behind
+    read_table, as another implementer would write it from spec/bridge.md."""
+    from deltaspec.cli import main
+
+    assert "deltaspec" not in {
+        line.split()[1].split(".")[0]
+        for line in SPEC_ONLY_BRIDGE.read_text().splitlines()
+        if line.startswith(("import ", "from "))
+    }
+    adapter = f"cmd:{shlex.quote(sys.executable)} {SPEC_ONLY_BRIDGE}"
+    report = tmp_path / "r.json"
+    main(["conformance", "--adapter", adapter, "--suite", "logs", "--json", str(report)])
+    assert json.loads(report.read_text())["counts"]["logs"]["pass"] >= 23
+    main(["conformance", "--adapter", adapter, "--suite", "fixtures", "--fixtures",
+          str(fixtures_dir), "--json", str(report)])  # fmt: skip
+    data = json.loads(report.read_text())
+    assert data["counts"]["fixtures"]["pass"] >= 300 and "unsafe" not in data["counts"]["fixtures"]
