@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,10 @@ class CaseResult:
             out["stale_known_issue"] = True
         if self.failures:
             out["failures"] = list(self.failures)
+        if self.verdict not in {Verdict.PASS, Verdict.SKIPPED} and self.rules:
+            first = self.rules[0]
+            out["broken_rule"] = {"id": first, "title": _rule_titles().get(first),
+                                  "text": f"deltaspec spec {first}"}  # fmt: skip
         return out
 
 
@@ -179,6 +184,13 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
                              "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
             worst = max(worst, verdict, key=lambda v: v.severity)
     return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))
+
+
+@cache
+def _rule_titles() -> dict[str, str]:
+    from deltaspec.rules import load_rules
+
+    return {rule.id: rule.title for rule in load_rules()}
 
 
 def _text(value: Any) -> str:

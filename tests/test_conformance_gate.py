@@ -124,6 +124,7 @@ def test_a_failure_is_structured_traced_rerunnable_and_in_junit(tmp_path, capsys
     assert failure["writer"] == "winner" and failure["verdict"] == "wrong"
     assert failure["expected"] == {"committed": 7} and failure["got"]["committed"] == 1
     assert failure["step"] == 2  # the winner's commit step
+    assert case["broken_rule"]["id"] == "CONFLICT.APP_TXN" and case["broken_rule"]["title"]
     out = capsys.readouterr().out
     assert "rule: CONFLICT.APP_TXN — " in out
     rerun = next(line for line in out.splitlines() if "rerun:" in line).split("rerun: ")[1]
