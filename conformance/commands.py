@@ -83,9 +83,7 @@ def _scenario_results(
     progress = suites.Progress("scenarios", len(vectors))
     transcripts: list[list[str]] = []
     with suites.adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
-        probe = factory(Path(scratch))
-        capabilities = frozenset(c.value for c in probe.capabilities)
-        probe.close()
+        capabilities = _probe(factory, Path(scratch))
 
         def traced(root: Path) -> Adapter:
             transcripts.append([])
@@ -99,6 +97,26 @@ def _scenario_results(
             if result.fails(strict=True) and result.verdict is not Verdict.SKIPPED:
                 write_trace(options.trace, result.case, lines)
     return results, capabilities
+
+
+def _probe(factory: Any, scratch: Path) -> frozenset[str]:
+    """The capabilities an adapter declares (a fresh adapter, closed untouched)."""
+    probe = factory(scratch)
+    try:
+        return frozenset(c.value for c in probe.capabilities)
+    finally:
+        probe.close()
+
+
+def _declared(adapter: str) -> frozenset[str]:
+    """The declared capabilities when no scenario suite ran (for --require)."""
+    from deltaspec.conformance import suites
+
+    try:
+        with suites.adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
+            return _probe(factory, Path(scratch))
+    except suites.UnknownAdapter:  # a reader-only name (deltaspark before its adapter)
+        return frozenset()
 
 
 def run_suites(
@@ -159,6 +177,8 @@ def run_suites(
         ]
         report.suites["writes"] = apply_known(results, known)
     if options.gate is not None:
+        if "scenarios" not in chosen and options.gate.require:
+            capabilities |= _declared(adapter)
         everything = [r for rs in report.suites.values() for r in rs]
         report.coverage = judge_coverage(options.gate, capabilities, everything)
     return report

@@ -195,6 +195,11 @@ def test_a_bridge_without_read_table_skips_the_table_suites(tmp_path):
     assert code == 3 and data["suites"]["logs"][0]["verdict"] == "skipped"
     assert "no read_table" in data["suites"]["logs"][0]["details"][0]
     assert data["coverage"]["ran"] == 0
+    main(["conformance", "--adapter", f"cmd:{sys.executable} {program}", "--suite", "logs",
+          "--require", "actions", "--json", str(report)])  # fmt: skip
+    coverage = json.loads(report.read_text())["coverage"]
+    assert coverage["capabilities"] == ["actions"]  # declared; the unknown one is ignored
+    assert not [p for p in coverage["problems"] if "required" in p]
 
 
 SPEC_ONLY_BRIDGE = REPO / "conformance" / "bridges" / "deltars_read_table.py"
