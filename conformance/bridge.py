@@ -25,6 +25,10 @@ class BridgeError(Exception):
     """The program broke the protocol, crashed, or reported an internal error."""
 
 
+class BridgeStartError(BridgeError):
+    """The program could not be run, or did not answer ``hello`` as spec/bridge.md says."""
+
+
 class BridgeProcess:
     """One running bridge program; requests are answered in order."""
 
@@ -34,23 +38,33 @@ class BridgeProcess:
         self._next_id = 0
         self.name = "cmd"
         self.capabilities: frozenset[Capability] = frozenset()
+        self.wire: list[str] | None = None  # a list here records every line both ways
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                bufsize=1,
-            )
-            self._next_id = 0
-            hello = self._exchange("hello", {"protocol": PROTOCOL})
-            if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
-                raise BridgeError(f"{self.command[0]} does not speak {PROTOCOL}: {hello!r}")
+            try:
+                self._process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                    bufsize=1,
+                )
+                self._next_id = 0
+                hello = self._exchange("hello", {"protocol": PROTOCOL})
+                if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
+                    raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
+                known = {c.value for c in Capability}
+                declared = [c for c in hello.get("capabilities", []) if c in known]
+                self.capabilities = frozenset(Capability(c) for c in declared)
+            except (OSError, BridgeError, ValueError) as error:
+                self.stop()
+                raise BridgeStartError(
+                    f"the bridge program {shlex.join(self.command)!r} did not start: {error} "
+                    f"(spec/bridge.md: it must answer the hello request on stdout)"
+                ) from error
             self.name = f"cmd:{hello.get('name', self.command[0])}"
-            self.capabilities = frozenset(Capability(c) for c in hello.get("capabilities", []))
         return self._process
 
     def request(self, method: str, params: Json | None = None) -> Any:
@@ -62,18 +76,20 @@ class BridgeProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         ident = self._next_id
         self._next_id += 1
+        request = json.dumps({"id": ident, "method": method, "params": params})
         try:
-            process.stdin.write(
-                json.dumps({"id": ident, "method": method, "params": params}) + "\n"
-            )
+            process.stdin.write(request + "\n")
             process.stdin.flush()
             line = process.stdout.readline()
+            if self.wire is not None:
+                self.wire += [request, line.rstrip("\n")]
         except (BrokenPipeError, OSError) as error:
             self.stop()
             raise BridgeError(f"{self.command[0]} is gone: {error}") from error
         if not line:
+            code = process.wait(10)
             self.stop()
-            raise BridgeError(f"{self.command[0]} exited during {method}")
+            raise BridgeError(f"{self.command[0]} exited (code {code}) during {method}")
         try:
             response = json.loads(line)
         except json.JSONDecodeError:
@@ -163,3 +179,24 @@ class BridgeAdapter:
     def close(self) -> None:
         with contextlib.suppress(BridgeError):  # gone: the next create starts a new process
             self.process.request("close")
+
+
+class BridgeReader:
+    """A bridge that declares ``read_table`` as a table reader (readers.TableReader): the
+    fixtures suite and the log vectors run through it."""
+
+    def __init__(self, process: BridgeProcess) -> None:
+        self.process = process
+        process._start()
+        self.name = process.name
+
+    def read(self, root: Any, version: int | None) -> Json:
+        from deltaspec.conformance.readers import ReadFailure
+
+        result = self.process.request("read_table", {"path": str(root), "version": version})
+        if isinstance(result, dict) and "error" in result and "version" not in result:
+            raise ReadFailure(str(result["error"]), str(result.get("message", "")))
+        return cast(Json, result)
+
+    def rows(self, root: Any, version: int | None) -> None:
+        return None

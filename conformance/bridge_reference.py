@@ -38,7 +38,7 @@ class Server:
             return {
                 "protocol": PROTOCOL,
                 "name": "deltaspec-impl",
-                "capabilities": sorted(c.value for c in probe.capabilities),
+                "capabilities": sorted([*(c.value for c in probe.capabilities), "read_table"]),
             }
         if method == "create":
             self._close()
@@ -55,6 +55,8 @@ class Server:
         if method == "close":
             self._close()
             return None
+        if method == "read_table":
+            return read_table(params["path"], params.get("version"))
         adapter = self.adapter
         if adapter is None:
             raise ValueError(f"{method} before create")
@@ -90,6 +92,16 @@ class Server:
             case "verify":
                 return adapter.verify()
         raise ValueError(f"unknown method {method!r}")
+
+
+def read_table(path: str, version: int | None) -> Any:
+    """``read_table``: the snapshot of the table at ``path``, or ``{"error": KIND, "message"}``."""
+    from deltaspec.conformance.readers import ImplReader, ReadFailure
+
+    try:
+        return ImplReader().read(Path(path), version)
+    except ReadFailure as failure:
+        return {"error": failure.kind, "message": str(failure)}
 
 
 def serve(source: TextIO, sink: TextIO) -> None:

@@ -91,6 +91,9 @@ class Inspection:
     anomalies: tuple[isolation.Anomaly, ...] = ()
     operations: Counter[str] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    """What the history check assumed because the log does not say it (a missing readVersion,
+    isolationLevel or commitInfo): delta-rs, for one, records none of the first two."""
 
     def error(self, check: str, rule: str, message: str, kind: str | None = None) -> None:
         self.findings.append(Finding(check, Severity.ERROR, rule, message, kind))
@@ -130,6 +133,7 @@ class Inspection:
             "anomalies": [
                 {"kind": a.kind.value, "explanation": a.explanation} for a in self.anomalies
             ],
+            "assumptions": list(self.assumptions),
             "findings": [f.json() for f in self.findings],
         }
 
@@ -170,6 +174,7 @@ class Inspection:
                 f"history      {len(self.history.commits)} contiguous commits up to the "
                 f"latest; isolation checker: {verdict}"
             )
+        out += [f"assumed      {assumption}" for assumption in self.assumptions]
         for finding in self.findings:
             kind = f" [{finding.kind}]" if finding.kind else ""
             out.append(f"{finding.severity.value:<12} {finding.rule}{kind}: {finding.message}")
@@ -359,7 +364,56 @@ def _check_paths(report: Inspection, decoded: dict[int, list[Action]]) -> None:
             report.error("paths", "ACTION.ADD", f"add path {path!r} {problem}")
 
 
+def _note_assumptions(report: Inspection, decoded: dict[int, list[Action]]) -> None:
+    """Say what isolation.history_from_log assumes for commits whose commitInfo is silent."""
+    infos = {
+        v: next((a for a in actions if isinstance(a, CommitInfo)), None)
+        for v, actions in decoded.items()
+        if v > 0  # the creating commit reads nothing
+    }
+    if not infos:
+        return
+    total = len(infos)
+    bare = sorted(v for v, info in infos.items() if info is None)
+    unread = sorted(
+        v for v, i in infos.items() if i is not None and _int(i.get("readVersion")) is None
+    )
+    unleveled = sorted(
+        v
+        for v, i in infos.items()
+        if i is not None and not isinstance(i.get("isolationLevel"), str)
+    )
+    if bare:
+        report.assumptions.append(
+            f"{len(bare)} of {total} commits after version 0 have no commitInfo ({_span(bare)}): "
+            "each assumed to read the version before it at Serializable, not a blind append "
+            "(ACTION.COMMIT_INFO)"
+        )
+    if unread:
+        report.assumptions.append(
+            f"{len(unread)} of {total} commits after version 0 record no readVersion "
+            f"({_span(unread)}; delta-rs writes none): each assumed to read the version right "
+            "before it, so the isolation check cannot see concurrency among them"
+        )
+    if unleveled:
+        report.assumptions.append(
+            f"{len(unleveled)} of {total} commits after version 0 record no isolationLevel "
+            f"({_span(unleveled)}): each assumed Serializable (ISOLATION.RECORDED, "
+            "ISOLATION.TABLE_DEFAULT)"
+        )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _span(versions: list[int]) -> str:
+    shown = ", ".join(map(str, versions[:5]))
+    return f"versions {shown}" + (f" … {versions[-1]}" if len(versions) > 5 else "")
+
+
 def _check_commit_infos(report: Inspection, decoded: dict[int, list[Action]]) -> None:
+    _note_assumptions(report, decoded)
     for version, actions in sorted(decoded.items()):
         info = next((a for a in actions if isinstance(a, CommitInfo)), None)
         if info is None:

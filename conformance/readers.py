@@ -6,6 +6,7 @@ properties, partition_columns, protocol) and, where it can scan, the rows; a ref
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -87,10 +88,239 @@ def _deltars_kind(error: Exception) -> str:
     text = str(error).lower()
     if "feature" in text:  # "reader features ... not yet supported": a feature, not a version
         return "UNSUPPORTED_FEATURE"
-    if "not contiguous" in text or ("missing" in text and "version" in text):
+    if "contiguous" in text or ("missing" in text and "version" in text):
         return "VERSIONS_NOT_CONTIGUOUS"
+    if "no table metadata" in text or "no protocol found" in text:
+        return "MISSING_PROTOCOL_OR_METADATA"
+    if "not the same as the specified end version" in text:
+        return "VERSION_NOT_FOUND"
     if "protocol" in text and ("unsupported" in text or "reader" in text):
         return "UNSUPPORTED_PROTOCOL"
     if "not a delta table" in text or "no files in log segment" in text:
         return "TABLE_NOT_FOUND"
     return f"DELTARS:{type(error).__name__}"
+
+
+class ModelReader:
+    """The model (deltaspec.model) as a reader: the log listed and its files decoded here, the
+    state built by the model's own rules: the newest complete checkpoint at or below the target
+    (CHECKPOINT.READ; ``_last_checkpoint`` is only a hint, so the whole log is listed), the
+    commits after it (LOG.CONTIGUITY, SNAPSHOT.REPLAY), then retention with this clock as the
+    state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION)."""
+
+    name = "model"
+
+    def read(self, root: Path, version: int | None) -> Json:
+        import time
+
+        from deltaspec.conformance.adapters.model import snapshot_json as model_json
+        from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
+        from deltaspec.model.snapshot import Snapshot
+
+        commits, checkpoints = _list_log(root / "_delta_log")
+        if not commits and not checkpoints:
+            if version is None:
+                return model_json(Snapshot())
+            raise ReadFailure("TABLE_NOT_FOUND", f"{root}: no commit and no checkpoint")
+        latest = max([*commits, *checkpoints])
+        target = latest if version is None else version
+        if target > latest:
+            raise ReadFailure("VERSION_NOT_FOUND", f"{root}: version {target} > {latest}")
+        start = max((c for c in checkpoints if c <= target), default=None)
+        if start is None and 0 not in commits:
+            kind = "VERSION_NOT_FOUND" if version is not None else "VERSIONS_NOT_CONTIGUOUS"
+            raise ReadFailure(kind, f"{root}: no checkpoint at or below {target}, no version 0")
+        first = 0 if start is None else start + 1
+        missing = [v for v in range(first, target + 1) if v not in commits]
+        if missing:
+            raise ReadFailure("VERSIONS_NOT_CONTIGUOUS", f"{root}: missing versions {missing}")
+        snapshot = Snapshot()
+        if start is not None:
+            snapshot = snapshot_from_checkpoint(
+                start, _checkpoint_actions(checkpoints[start], snapshot), []
+            )
+        for v in range(first, target + 1):
+            snapshot = _apply_commit_file(snapshot, v, commits[v])
+        try:
+            kept = checkpoint_actions(snapshot, int(time.time() * 1000))
+        except ValueError as error:
+            raise ReadFailure("MISSING_PROTOCOL_OR_METADATA", f"{root}: {error}") from error
+        return model_json(snapshot_from_checkpoint(snapshot.version, kept, []))
+
+    def rows(self, root: Path, version: int | None) -> pa.Table | None:
+        return None
+
+
+_COMMIT = re.compile(r"^(\d{20})\.json$")
+_CLASSIC = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
+_PART = re.compile(r"^(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet$")
+
+
+def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
+    """LOG.COMMIT_FILE_NAME: the commits; CHECKPOINT.READ: the complete checkpoints (a classic
+    one of non-zero size, or every part of a multi-part one)."""
+    if not log.is_dir():
+        return {}, {}
+    commits: dict[int, Path] = {}
+    classic: dict[int, list[Path]] = {}
+    parts: dict[tuple[int, int], dict[int, Path]] = {}
+    for path in sorted(log.iterdir()):
+        if m := _COMMIT.match(path.name):
+            commits[int(m[1])] = path
+        elif (m := _CLASSIC.match(path.name)) and path.stat().st_size > 0:
+            classic[int(m[1])] = [path]
+        elif (m := _PART.match(path.name)) and path.stat().st_size > 0:
+            parts.setdefault((int(m[1]), int(m[3])), {})[int(m[2])] = path
+    complete = {
+        version: [found[i] for i in sorted(found)]
+        for (version, count), found in parts.items()
+        if set(found) == set(range(1, count + 1))
+    }
+    return commits, {**complete, **classic}
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet row value as JSON: maps (lists of pairs) become objects, nulls are dropped."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        if value and all(isinstance(x, tuple) and len(x) == 2 for x in value):
+            return {k: v for k, v in value}
+        return [_plain(x) for x in value]
+    return value
+
+
+def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
+    import pyarrow.parquet as pq
+
+    from deltaspec.conformance.adapters.model import read_log_action
+
+    actions = []
+    for path in paths:
+        for row in pq.read_table(path).to_pylist():
+            for key, body in row.items():
+                if body is not None:
+                    found = read_log_action({key: _plain(body)}, snapshot)
+                    if found is not None:
+                        actions.append(found)
+    return actions
+
+
+def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
+    import json
+
+    from deltaspec.conformance.adapters.model import read_log_action
+    from deltaspec.model.actions import Commit
+    from deltaspec.model.snapshot import apply_commit
+
+    actions = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            found = read_log_action(json.loads(line), snapshot)
+            if found is not None:
+                actions.append(found)
+    return apply_commit(snapshot, Commit(version, tuple(actions)))
+
+
+SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+
+
+class DeltaSparkReader:
+    """Live delta-spark: ``DeltaLog.forTable(spark, path)`` and ``getSnapshotAt(v)`` /
+    ``update()`` in the session of ``adapters.deltaspark_session.delta_session()``."""
+
+    name = "deltaspark"
+
+    def __init__(self, spark: Any = None) -> None:
+        self._spark = spark
+
+    @property
+    def spark(self) -> Any:
+        if self._spark is None:
+            from deltaspec.conformance.adapters.deltaspark_session import delta_session
+
+            self._spark = delta_session()
+        return self._spark
+
+    def read(self, root: Path, version: int | None) -> Json:
+        from py4j.protocol import Py4JJavaError
+
+        jvm = self.spark._jvm
+        # a log vector's state is a handful of rows: one partition instead of 50 Spark tasks
+        previous = self.spark.conf.get(SNAPSHOT_PARTITIONS, None)
+        self.spark.conf.set(SNAPSHOT_PARTITIONS, "1")
+        try:
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                self.spark._jsparkSession, str(root)
+            )
+            none = jvm.scala.Option.empty()
+            snapshot = (
+                delta_log.update(False, none, none)
+                if version is None
+                else delta_log.getSnapshotAt(version, none, none, False)
+            )
+            return self._snapshot_json(snapshot)
+        except Py4JJavaError as error:
+            raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error
+        finally:
+            if previous is None:
+                self.spark.conf.unset(SNAPSHOT_PARTITIONS)
+            else:
+                self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
+
+    def _snapshot_json(self, snapshot: Any) -> Json:
+        from pyspark.sql import DataFrame
+
+        jvm = self.spark._jvm
+        converters = jvm.scala.jdk.javaapi.CollectionConverters
+        version = snapshot.version()
+        if version < 0:
+            return {"version": -1, "files": [], "tombstones": [], "app_txns": {}, "domains": {}}
+        files = DataFrame(snapshot.allFiles().toDF(), self.spark).select("path").collect()
+        tombstones = DataFrame(snapshot.tombstones().toDF(), self.spark).select("path").collect()
+        txns = converters.asJava(snapshot.setTransactions())
+        domains = converters.asJava(snapshot.domainMetadata())
+        protocol, metadata = snapshot.protocol(), snapshot.metadata()
+        out_protocol: Json = {
+            "minReaderVersion": protocol.minReaderVersion(),
+            "minWriterVersion": protocol.minWriterVersion(),
+        }
+        for key, option in (("readerFeatures", protocol.readerFeatures()),
+                            ("writerFeatures", protocol.writerFeatures())):  # fmt: skip
+            if option.isDefined():
+                out_protocol[key] = sorted(converters.asJava(option.get()))
+        return {
+            "version": version,
+            "files": sorted(r["path"] for r in files),
+            "tombstones": sorted(r["path"] for r in tombstones),
+            "app_txns": {t.appId(): t.version() for t in txns},
+            "domains": {d.domain(): d.configuration() for d in domains if not d.removed()},
+            "properties": dict(converters.asJava(metadata.configuration())),
+            "partition_columns": list(converters.asJava(metadata.partitionColumns())),
+            "protocol": out_protocol,
+        }
+
+    def rows(self, root: Path, version: int | None) -> pa.Table | None:
+        return None
+
+
+def _deltaspark_kind(error: Any) -> str:
+    text = str(error.java_exception)
+    for marker, kind in (
+        ("DELTA_VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
+        ("DELTA_TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),
+        ("DELTA_STATE_RECOVER_ERROR", "MISSING_PROTOCOL_OR_METADATA"),
+        ("VersionNotFoundException", "VERSION_NOT_FOUND"),
+        ("DELTA_VERSION_NOT_FOUND", "VERSION_NOT_FOUND"),
+        ("DELTA_CANNOT_TIME_TRAVEL", "VERSION_NOT_FOUND"),
+        ("Trying to load a non-existent version", "VERSION_NOT_FOUND"),
+        ("DELTA_LOG_FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
+        ("DELTA_EMPTY_DIRECTORY", "TABLE_NOT_FOUND"),
+        ("DELTA_MISSING_DELTA_TABLE", "TABLE_NOT_FOUND"),
+        ("DELTA_TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
+        ("DELTA_UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
+        ("DELTA_INVALID_PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL"),
+    ):
+        if marker in text:
+            return kind
+    return f"DELTASPARK:{text.split(':')[0][:120]}"

@@ -33,6 +33,8 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
     if missing:
         raise Unsupported(f"{adapter.name} cannot take {sorted(set(missing))} steps")
     data = scenario.data
+    if "expect_checkpoints" in data and Capability.CHECKPOINT not in adapter.capabilities:
+        raise Unsupported(f"{adapter.name} cannot list checkpoints")
     try:
         adapter.create(TableSetup.of(data))
         outcomes: dict[str, Json] = {}
@@ -54,7 +56,8 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
             else:
                 kind = next(k for k in ("commit", "try_write", "resolve") if k in step)
                 outcomes[step[kind]] = _steps(adapter)[kind](step[kind], now)
-        return RunResult(outcomes, adapter.snapshot())
+        checkpoints = adapter.checkpoints() if "expect_checkpoints" in data else None
+        return RunResult(outcomes, adapter.snapshot(), checkpoints)
     finally:
         adapter.close()
 

@@ -50,6 +50,7 @@ class RunResult:
 
     outcomes: Mapping[str, Json]
     snapshot: Json = field(default_factory=dict)
+    checkpoints: tuple[int, ...] | None = None  # only for vectors with expect_checkpoints
 
 
 class ScenarioRunner(Protocol):
@@ -105,9 +106,13 @@ def _walk(root: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
             yield name, entry
 
 
-def load_scenarios(directories: Iterable[Path | Traversable] = ()) -> list[Scenario]:
-    """The spec's own vectors (spec/scenarios/), plus any extra directories given."""
-    roots: list[Path | Traversable] = [spec_root() / "scenarios", *directories]
+def load_scenarios(
+    directories: Iterable[Path | Traversable] = (), *, include_spec: bool = True
+) -> list[Scenario]:
+    """The spec's own vectors (spec/scenarios/; not with ``include_spec=False``), plus any extra
+    directories given."""
+    roots: list[Path | Traversable] = [spec_root() / "scenarios"] if include_spec else []
+    roots += directories
     scenarios: list[Scenario] = []
     for root in roots:
         for name, entry in _walk(root, ""):

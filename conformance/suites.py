@@ -20,6 +20,7 @@ from typing import Any
 
 from deltaspec.conformance.adapters.base import Adapter, Unsupported
 from deltaspec.conformance.bridge import BridgeError, BridgeProcess
+from deltaspec.conformance.gate import Coverage
 from deltaspec.conformance.readers import DeltaRsReader, ImplReader, TableReader
 from deltaspec.conformance.runner import run_scenario
 from deltaspec.conformance.scenarios import Scenario
@@ -109,9 +110,13 @@ class Report:
     adapter: str
     strict: bool
     suites: dict[str, list[CaseResult]] = field(default_factory=dict)
+    coverage: Coverage | None = None  # what the run covered against the gate (gate.py)
 
     def failures(self) -> list[CaseResult]:
         return [r for results in self.suites.values() for r in results if r.fails(self.strict)]
+
+    def passed(self) -> bool:
+        return not self.failures() and not (self.coverage and self.coverage.problems)
 
     def unsafe(self) -> list[CaseResult]:
         return [r for rs in self.suites.values() for r in rs if r.verdict is Verdict.UNSAFE]
@@ -134,8 +139,19 @@ class Report:
         return {
             "adapter": self.adapter,
             "strict": self.strict,
-            "passed": not self.failures(),
+            "passed": self.passed(),
             "counts": {s: dict(c) for s, c in self.counts().items()},
+            **(
+                {}
+                if self.coverage is None
+                else {
+                    "coverage": {
+                        "ran": self.coverage.ran,
+                        "capabilities": sorted(self.coverage.capabilities),
+                        "problems": self.coverage.problems,
+                    }
+                }
+            ),
             "suites": {s: [r.as_json() for r in rs] for s, rs in self.suites.items()},
         }
 
@@ -157,7 +173,9 @@ class Report:
         out = [f"# Conformance: `{self.adapter}`", "", self.table(), ""]
         failing = self.failures()
         mode = " (strict)" if self.strict else ""
-        out.append(f"**{'PASS' if not failing else 'FAIL'}**{mode}: {len(failing)} failing cases.")
+        out.append(
+            f"**{'PASS' if self.passed() else 'FAIL'}**{mode}: {len(failing)} failing cases."
+        )
         sections = (
             ("Failing", failing),
             (

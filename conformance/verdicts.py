@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,9 @@ class CaseResult:
     rules: tuple[str, ...] = ()
     known: str | None = None  # the known-issue reason that excuses it
     stale: bool = False  # listed as a known issue but passes now
+    failures: tuple[Json, ...] = ()
+    """Structured divergences: ``{"writer"|"snapshot", "step", "verdict", "expected", "got"}``
+    with JSON values (a knock-on of an earlier divergence is marked ``"knock_on": true``)."""
 
     def fails(self, strict: bool) -> bool:
         if self.verdict is Verdict.UNSAFE:
@@ -104,17 +108,46 @@ class CaseResult:
             out["known_issue"] = self.known
         if self.stale:
             out["stale_known_issue"] = True
+        if self.failures:
+            out["failures"] = list(self.failures)
+        if self.verdict not in {Verdict.PASS, Verdict.SKIPPED} and self.rules:
+            first = self.rules[0]
+            out["broken_rule"] = {"id": first, "title": _rule_titles().get(first),
+                                  "text": f"deltaspec spec {first}"}  # fmt: skip
         return out
 
 
+def _outcome_step(scenario: Scenario, writer: str) -> int | None:
+    """The index of the last step that gave ``writer`` its outcome."""
+    steps = scenario.data.get("steps", [])
+    kinds = ("begin", "commit", "try_write", "resolve")
+    found = [i for i, step in enumerate(steps) if any(step.get(k) == writer for k in kinds)]
+    return found[-1] if found else None
+
+
 def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = True) -> CaseResult:
-    """The verdict of one run against the vector's expectations (the worst writer decides)."""
-    worst, details = Verdict.PASS, []
+    """The verdict of one run against the vector's expectations (the worst writer decides).
+
+    The root cause is graded: once a writer diverged, a snapshot that differs is that
+    divergence's knock-on (a spurious conflict leaves its files out) and gets the writer's
+    verdict, not a second, worse one."""
+    worst, details, failures = Verdict.PASS, [], []
     for writer, expected in scenario.data["expect"].items():
         actual = result.outcomes.get(writer, {"pending": True})
         verdict = _writer_verdict(expected, actual)
         if verdict is not Verdict.PASS:
-            details.append(f"{writer}: {verdict.value}: expected {expected}, got {actual}")
+            details.append(
+                f"{writer}: {verdict.value}: expected {_text(expected)}, got {_text(actual)}"
+            )
+            failures.append(
+                {
+                    "writer": writer,
+                    "step": _outcome_step(scenario, writer),
+                    "verdict": verdict.value,
+                    "expected": expected,
+                    "got": actual,
+                }
+            )
             worst = max(worst, verdict, key=lambda v: v.severity)
     writers_worst = worst
     for key, want in scenario.data.get("expect_snapshot", {}).items():
@@ -126,12 +159,42 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
         if want != got:
             # a file set that differs after every writer met its expectation is lost or
             # duplicated data; after a writer already diverged it is that divergence's effect
-            verdict = Verdict.WRONG
-            if key == "files":
-                verdict = Verdict.UNSAFE if writers_worst is Verdict.PASS else writers_worst
-            details.append(f"snapshot {key}: {verdict.value}: expected {want!r}, got {got!r}")
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = (
+                writers_worst if knock_on else (Verdict.UNSAFE if key == "files" else Verdict.WRONG)
+            )
+            label = f"{verdict.value}, knock-on" if knock_on else verdict.value
+            details.append(f"snapshot {key}: {label}: expected {_text(want)}, got {_text(got)}")
+            entry = {
+                "snapshot": key,
+                "step": None,
+                "verdict": verdict.value,
+                "expected": want,
+                "got": got,
+            }
+            failures.append({**entry, "knock_on": True} if knock_on else entry)
             worst = max(worst, verdict, key=lambda v: v.severity)
-    return CaseResult(scenario.id, worst, tuple(details), scenario.rules)
+    if "expect_checkpoints" in scenario.data:
+        want, got = sorted(scenario.data["expect_checkpoints"]), sorted(result.checkpoints or ())
+        if want != got:
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = writers_worst if knock_on else Verdict.WRONG
+            details.append(f"checkpoints: {verdict.value}: expected {want}, got {got}")
+            failures.append({"checkpoints": True, "step": None, "verdict": verdict.value,
+                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))
+
+
+@cache
+def _rule_titles() -> dict[str, str]:
+    from deltaspec.rules import load_rules
+
+    return {rule.id: rule.title for rule in load_rules()}
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ from deltaspec.rules import load_rules
 
 SCENARIOS = {s.id: s for s in load_scenarios()}
 RULE_IDS = {rule.id for rule in load_rules()}
-KNOWN = json.loads((KNOWN_ISSUES / "deltars.json").read_text(encoding="utf-8"))
+KNOWN = [  # scenario vectors; the log vectors' entries are checked in test_log_vectors.py
+    e for e in json.loads((KNOWN_ISSUES / "deltars.json").read_text(encoding="utf-8"))
+    if "scenario" in e
+]  # fmt: skip
 TABLE = {
     "schema": [{"name": "p", "type": "string"}, {"name": "x", "type": "long"}],
     "partition_columns": ["p"],

@@ -38,6 +38,8 @@ class Capability(Enum):
     MERGE = "merge"
     COMPACTION = "compaction"
     PROPERTY_CHANGE = "property_change"
+    READ_TABLE = "read_table"
+    """``read_table``: the snapshot of a table on disk (the fixtures suite and the log vectors)."""
 
 
 ACTION_LEVEL = frozenset(

@@ -6,16 +6,19 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from deltaspec import __version__
 from deltaspec.conformance.commands import add_check_parser, add_conformance_parser
-from deltaspec.rules import load_rules
+from deltaspec.rules import Rule, load_rules, rule_text
 
 
 def _spec(args: argparse.Namespace) -> int:
     rules = load_rules()
+    if args.ids:
+        return _print_rules(rules, args.ids)
     if args.json:
         print(json.dumps([r.__dict__ for r in rules], indent=2))
         return 0
@@ -23,6 +26,20 @@ def _spec(args: argparse.Namespace) -> int:
     for rule in rules:
         print(f"{rule.id:<{width}}  {rule.releases:<22}  {rule.title}")
     print(f"{len(rules)} rules")
+    return 0
+
+
+def _print_rules(rules: list[Rule], ids: list[str]) -> int:
+    """``deltaspec spec RULE ...``: each rule's heading, Releases line and prose."""
+    by_id = {rule.id: rule for rule in rules}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        close = {i: get_close_matches(i, by_id, n=3) for i in unknown}
+        for rule_id, near in close.items():
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            print(f"deltaspec spec: no rule {rule_id!r}{hint}", file=sys.stderr)
+        return 2
+    print("\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source})" for i in ids))
     return 0
 
 
@@ -84,25 +101,46 @@ def _describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _oracle(args: argparse.Namespace) -> int:
-    from dataclasses import replace
+ORACLE_NEEDS = frozenset({"actions", "checkpoint", "time_travel"})
 
-    from deltaspec.conformance.adapters.impl import ImplAdapter
+
+def _oracle(args: argparse.Namespace) -> int:
+    from contextlib import ExitStack
+    from dataclasses import replace
+    from tempfile import TemporaryDirectory
+
     from deltaspec.conformance.differential import Divergence
     from deltaspec.conformance.oracle import ORACLE_PROFILES, run_oracle
+    from deltaspec.conformance.suites import UnknownAdapter, adapter_factory
 
     profile = ORACLE_PROFILES[args.profile]
     if args.examples is not None:
         profile = replace(profile, max_examples=args.examples)
-    factories = [] if args.model_only else [ImplAdapter]
-    try:
-        report = run_oracle(factories, profile, regressions=args.regressions)
-    except Divergence as divergence:
-        print(f"FAIL {divergence.message}", file=sys.stderr)
-        if args.regressions is not None:
-            print(f"replay vector written under {args.regressions}", file=sys.stderr)
-        return 1
-    against = "model alone" if args.model_only else "model + impl"
+    with ExitStack() as stack:
+        factories = []
+        if not args.model_only:
+            try:
+                factory = stack.enter_context(adapter_factory(args.adapter))
+                probe = factory(Path(stack.enter_context(TemporaryDirectory())))
+            except (UnknownAdapter, OSError, ValueError) as error:
+                print(f"deltaspec oracle: {error}", file=sys.stderr)
+                return 2
+            missing = ORACLE_NEEDS - {c.value for c in probe.capabilities}
+            probe.close()
+            if missing:
+                needs, lacks = ", ".join(sorted(ORACLE_NEEDS)), ", ".join(sorted(missing))
+                message = f"the state machine drives {needs}; {args.adapter} lacks {lacks}"
+                print(f"deltaspec oracle: {message}", file=sys.stderr)
+                return 2
+            factories.append(factory)
+        try:
+            report = run_oracle(factories, profile, regressions=args.regressions)
+        except Divergence as divergence:
+            print(f"FAIL {divergence.message}", file=sys.stderr)
+            if args.regressions is not None:
+                print(f"replay vector written under {args.regressions}", file=sys.stderr)
+            return 1
+    against = "model alone" if args.model_only else f"model + {args.adapter}"
     print(f"oracle ({profile.name}, {against}): {report.steps} steps in {report.seconds:.1f} s, "
           f"{report.steps_per_second:.0f} steps/s; all agreed")  # fmt: skip
     print("outcomes: " + ", ".join(f"{k} {v}" for k, v in report.outcomes.items()))
@@ -117,6 +155,14 @@ def _mutants(args: argparse.Namespace) -> int:
     from deltaspec.conformance.mutants import CATALOG, STAGES, MutantResult, run_mutants
 
     described = {m.id: m.description for m in CATALOG}
+    unknown = [i for i in args.ids if i not in described]
+    if unknown:
+        near = {i: get_close_matches(i, described, n=2) for i in unknown}
+        hints = "; ".join(f"{i!r}" + (f" (did you mean {', '.join(n)}?)" if n else "")
+                          for i, n in near.items())  # fmt: skip
+        known = ", ".join(sorted(described))
+        print(f"deltaspec mutants: no such mutant {hints}; known: {known}", file=sys.stderr)
+        return 2
 
     def show(result: MutantResult) -> None:
         verdict = f"killed by {result.stage}" if result.killed else "SURVIVED"
@@ -234,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"deltaspec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    spec = commands.add_parser("spec", help="list the spec's rule IDs")
+    spec = commands.add_parser("spec", help="list the spec's rule IDs, or print rules")
+    spec.add_argument("ids", nargs="*", metavar="RULE", help="print these rules' text")
     spec.add_argument("--json", action="store_true", help="print the rules as JSON")
     spec.set_defaults(handler=_spec)
     add_check_parser(commands)
@@ -250,6 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     oracle.add_argument("--profile", choices=["ci", "deep"], default="ci")
     oracle.add_argument("--examples", type=int, help="override the profile's example count")
     oracle.add_argument("--model-only", action="store_true", help="drive the model alone")
+    oracle.add_argument("--adapter", default="impl",
+                        help="checked against the model: impl (default) or any adapter with "
+                        "actions, checkpoint and time_travel, e.g. cmd:PROGRAM")  # fmt: skip
     oracle.add_argument("--regressions", type=Path, metavar="DIR",
                         help="where a failing run's trace is written as a vector")  # fmt: skip
     oracle.add_argument("--json", metavar="PATH", help="write a JSON report")
@@ -331,7 +381,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     inspect.add_argument("--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
     inspect.set_defaults(handler=_inspect)
     args = parser.parse_args(argv)
-    code: int = args.handler(args)
+    try:
+        code: int = args.handler(args)
+    except ImportError as error:
+        from deltaspec.extras import missing_extra
+
+        message = missing_extra(error)
+        if message is None:
+            raise
+        print(f"deltaspec {args.command}: {message}", file=sys.stderr)
+        return 2
     return code
 
 

@@ -61,3 +61,39 @@ def load_rules(root: Traversable | None = None) -> list[Rule]:
             raise SpecError(f"rule {rule.id} is defined twice")
         seen.add(rule.id)
     return rules
+
+
+Release = tuple[int, int, int]
+
+
+def _release(text: str) -> Release:
+    parts = [int(p) if p.isdigit() else 10**6 for p in text.strip().lstrip("v").split(".")]
+    return (parts[0], parts[1], parts[2])
+
+
+def covers(releases: str, release: Release) -> bool:
+    """Whether a ``Releases:`` line (spec/README.md: ``all``, ``vX.Y.Z+``, ``vX.Y.Z–vA.B.x``,
+    comma-separated) includes ``release``."""
+    for part in (p.strip() for p in releases.split(",")):
+        if part == "all":
+            return True
+        if part.endswith("+") and release >= _release(part[:-1]):
+            return True
+        if "–" in part:
+            low, high = part.split("–")
+            if _release(low) <= release <= _release(high):
+                return True
+        elif not part.endswith("+") and part.startswith("v") and release == _release(part):
+            return True
+    return False
+
+
+def rule_text(rule: Rule, root: Traversable | None = None) -> str:
+    """The rule's heading and prose, up to the next heading of the same or a higher level."""
+    lines = ((root or spec_root()) / rule.source).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"### {rule.id} — "))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith(("# ", "## ", "### "))),
+        len(lines),
+    )
+    return "\n".join(lines[start:end]).rstrip()

@@ -1,0 +1,135 @@
+"""Generates spec/scenarios/matrix/ from spec/data/conflict_matrix.json: one scenario vector per
+cell (winner operation × loser operation × isolation level × same or disjoint partitions).
+
+    python spec/generators/conflict_matrix.py [OUT]   # default: spec/scenarios/matrix
+
+The cell's outcome, rules and reasoning ("why") come from the matrix data; this script only
+spells them out as vectors (operations as conflict_matrix.json's "operations" describe them).
+tests/test_log_vectors.py checks that the committed vectors equal its output.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+SPEC = Path(__file__).resolve().parents[1]
+INITIAL = ["p=a/a1.parquet", "p=a/a2.parquet", "p=b/b1.parquet", "p=b/b2.parquet"]
+OPERATION_NAMES = {"INSERT": "WRITE", "UPDATE": "UPDATE", "DELETE": "DELETE", "MERGE": "MERGE",
+                   "COMPACTION": "OPTIMIZE"}  # fmt: skip
+NOTE = (
+    "Table: p:string partition column, x:long; version 0 holds p=a/a1, p=a/a2, p=b/b1, p=b/b2. "
+    "A table carrying delta.isolationLevel=WriteSerializable is honoured on read (reference 0.1) "
+    "even though OSS delta-spark refuses to set it."
+)
+
+
+def _file(path: str, partition: str, data_change: bool = True) -> Json:
+    body: Json = {"path": path, "partitionValues": {"p": partition}}
+    if not data_change:
+        body["dataChange"] = False
+    return body
+
+
+def writer(operation: str, name: str, partition: str) -> Json:
+    """The operation as conflict_matrix.json describes it, run by ``name`` in ``partition``."""
+    first, second = f"p={partition}/{partition}1.parquet", f"p={partition}/{partition}2.parquet"
+    prefix = f"p={partition}/{name}"
+    reads = [{"filter": [["=", "p", partition]]}]
+    adds: list[str]
+    match operation:
+        case "INSERT":
+            return {"operation": "WRITE",
+                    "actions": [{"add": _file(f"{prefix}-new.parquet", partition)}]}  # fmt: skip
+        case "COMPACTION":
+            actions = [{"remove": _file(first, partition, False)},
+                       {"remove": _file(second, partition, False)},
+                       {"add": _file(f"{prefix}-compacted.parquet", partition, False)}]  # fmt: skip
+            return {"operation": "OPTIMIZE", "reads": reads, "actions": actions}
+        case "UPDATE":
+            adds = [f"{prefix}-{partition}1-updated.parquet"]
+        case "DELETE":
+            adds = [f"{prefix}-{partition}1-rest.parquet"]
+        case _:  # MERGE
+            adds = [f"{prefix}-{partition}1-merged.parquet", f"{prefix}-inserted.parquet"]
+    actions = [{"remove": _file(first, partition)}, *({"add": _file(a, partition)} for a in adds)]
+    return {"operation": OPERATION_NAMES[operation], "reads": reads, "actions": actions}
+
+
+def _apply(files: list[str], writer_: Json) -> list[str]:
+    removed = {a["remove"]["path"] for a in writer_["actions"] if "remove" in a}
+    added = [a["add"]["path"] for a in writer_["actions"] if "add" in a]
+    return sorted({*files, *added} - removed)
+
+
+def vector(cell: Json) -> Json:
+    win_part = "a" if cell["partitions"] == "same" else "b"
+    winner, loser = writer(cell["winner"], "winner", win_part), writer(cell["loser"], "loser", "a")
+    committed = "committed" in cell["outcome"]
+    files = _apply(INITIAL, winner)
+    if committed:
+        files = _apply(files, loser)
+    slug = f"{cell['winner'].lower()}-vs-{cell['loser'].lower()}"
+    description = (
+        f"Conflict-matrix cell: winner {cell['winner']} on partition p={win_part}, loser "
+        f"{cell['loser']} on partition p=a, table property delta.isolationLevel="
+        f"{cell['isolation']}, profile 4.4.0. Both writers begin at version 0; the winner commits "
+        f"version 1 first, then the loser runs its commit loop. {cell['why']} {NOTE}"
+    )
+    return {
+        "id": f"matrix/{slug}/{cell['isolation'].lower()}/{cell['partitions']}",
+        "description": description,
+        "rules": cell["rules"],
+        "profile": "4.4.0",
+        "matrix_cell": {k: cell[k] for k in ("winner", "loser", "isolation", "partitions")},
+        "table": {
+            "schema": [{"name": "p", "type": "string"}, {"name": "x", "type": "long"}],
+            "partition_columns": ["p"],
+            "properties": {"delta.isolationLevel": cell["isolation"]},
+            "files": [{"path": f, "partition": {"p": f[2]}} for f in INITIAL],
+        },
+        "writers": {"winner": winner, "loser": loser},
+        "steps": [
+            {"begin": "winner"},
+            {"begin": "loser"},
+            {"commit": "winner"},
+            {"commit": "loser"},
+        ],
+        # a conflict names the winning commit that caused it: version 1
+        "expect": {
+            "winner": {"committed": 1},
+            "loser": cell["outcome"] if committed else {**cell["outcome"], "winner": 1},
+        },
+        "expect_snapshot": {"version": 2 if committed else 1, "files": files},
+    }
+
+
+def generate(matrix: Json | None = None) -> dict[str, Json]:
+    """Relative path -> vector, for every cell."""
+    if matrix is None:
+        matrix = json.loads((SPEC / "data" / "conflict_matrix.json").read_text(encoding="utf-8"))
+    out = {}
+    for cell in matrix["cells"]:
+        item = vector(cell)
+        out[item["id"].removeprefix("matrix/") + ".json"] = item
+    return out
+
+
+def write(directory: Path) -> int:
+    if directory.exists():
+        shutil.rmtree(directory)
+    vectors = generate()
+    for relative, item in vectors.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(item, indent=2) + "\n", encoding="utf-8")
+    return len(vectors)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else SPEC / "scenarios" / "matrix"
+    print(f"wrote {write(target)} matrix vectors to {target}")

@@ -1,0 +1,438 @@
+"""Generates spec/vectors/ (spec/log-vectors.md): the log, action, snapshot, checkpoint and
+retention families of log vectors.
+
+    python spec/generators/log_vectors.py [OUT]   # default: spec/vectors next to this file
+
+Deterministic: the same files every run (tests/test_log_vectors.py checks the committed ones).
+Every expectation below is reasoned from the rule the vector cites, by hand; none comes from
+running an implementation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+FUTURE = 4_102_444_800_000  # 2100-01-01: never expired while these vectors are used
+SCHEMA = json.dumps(
+    {"type": "struct", "fields": [
+        {"name": "p", "type": "string", "nullable": True, "metadata": {}},
+        {"name": "x", "type": "long", "nullable": True, "metadata": {}}]},
+    separators=(",", ":"),
+)  # fmt: skip
+DV_X = {"storageType": "u", "pathOrInlineDv": "vBn[lx{q8@P<9BNH/isA", "offset": 1,
+        "sizeInBytes": 36, "cardinality": 2}  # fmt: skip
+DV_Y = {**DV_X, "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*"}
+
+
+def name(version: int) -> str:
+    """LOG.COMMIT_FILE_NAME."""
+    return f"{version:020d}.json"
+
+
+def checkpoint_name(version: int, part: int | None = None, parts: int | None = None) -> str:
+    if part is None:
+        return f"{version:020d}.checkpoint.parquet"
+    return f"{version:020d}.checkpoint.{part:010d}.{parts:010d}.parquet"
+
+
+def info(operation: str = "WRITE", blind: bool = True) -> Json:
+    return {"commitInfo": {"timestamp": 0, "operation": operation, "isBlindAppend": blind}}
+
+
+def protocol(reader: int = 1, writer: int = 2, **features: list[str]) -> Json:
+    return {"protocol": {"minReaderVersion": reader, "minWriterVersion": writer, **features}}
+
+
+def metadata(configuration: Json | None = None, partitions: list[str] | None = None) -> Json:
+    return {"metaData": {"id": "00000000-0000-0000-0000-00000000000a",
+                         "format": {"provider": "parquet", "options": {}},
+                         "schemaString": SCHEMA, "partitionColumns": partitions or [],
+                         "configuration": configuration or {}, "createdTime": 0}}  # fmt: skip
+
+
+def add(path: str, partition: Json | None = None, data_change: bool = True, **more: Any) -> Json:
+    body = {"path": path, "partitionValues": partition or {}, "size": 1,
+            "modificationTime": 0, "dataChange": data_change}  # fmt: skip
+    return {"add": {**body, **more}}
+
+
+def remove(
+    path: str, timestamp: int | None = FUTURE, data_change: bool = True, **more: Any
+) -> Json:
+    body: Json = {"path": path, "dataChange": data_change}
+    if timestamp is not None:
+        body["deletionTimestamp"] = timestamp
+    return {"remove": {**body, **more}}
+
+
+def txn(app: str, version: int, last_updated: int | None = None) -> Json:
+    body: Json = {"appId": app, "version": version}
+    if last_updated is not None:
+        body["lastUpdated"] = last_updated
+    return {"txn": body}
+
+
+def domain(name_: str, configuration: str, removed: bool = False) -> Json:
+    return {"domainMetadata": {"domain": name_, "configuration": configuration, "removed": removed}}
+
+
+def create(*actions: Json, configuration: Json | None = None, proto: Json | None = None,
+           partitions: list[str] | None = None) -> list[Json]:  # fmt: skip
+    return [info("CREATE TABLE", False), proto or protocol(), metadata(configuration, partitions),
+            *actions]  # fmt: skip
+
+
+def lines(actions: list[Json]) -> list[str]:
+    return [json.dumps(a, separators=(",", ":")) for a in actions]
+
+
+def vector(id_: str, description: str, rules: list[str], log: Json, reads: list[Json]) -> Json:
+    return {"id": id_, "description": description, "rules": rules, "log": log, "reads": reads}
+
+
+def snapshot(version: int, files: list[str], **more: Any) -> Json:
+    return {"version": version, "expect": {"version": version, "files": files, **more}}
+
+
+# --- the checkpoint family's table: versions 0-5 ------------------------------------------------
+# v0 creates it with a; v1 adds b; v2 removes a (tombstone kept: FUTURE) and adds c; v3 adds d;
+# v4 adds e; v5 adds f.
+HISTORY = [
+    create(add("a")),
+    [info(), add("b")],
+    [info("DELETE", False), remove("a"), add("c")],
+    [info(), add("d")],
+    [info(), add("e")],
+    [info(), add("f")],
+]
+LIVE = {0: ["a"], 1: ["a", "b"], 2: ["b", "c"], 3: ["b", "c", "d"], 4: ["b", "c", "d", "e"],
+        5: ["b", "c", "d", "e", "f"]}  # fmt: skip
+
+
+def state_rows(version: int) -> list[Json]:
+    """CHECKPOINT.CONTENTS of HISTORY at ``version`` (>= 2): protocol, metaData, live adds with
+    dataChange false, the unexpired tombstone of a."""
+    return [protocol(), metadata(), *(add(p, data_change=False) for p in LIVE[version]),
+            remove("a", data_change=False)]  # fmt: skip
+
+
+def commits(*versions: int) -> Json:
+    return {name(v): HISTORY[v] for v in versions}
+
+
+def hint(version: int, size: int, parts: int | None = None) -> Json:
+    body: Json = {"version": version, "size": size}
+    if parts is not None:
+        body["parts"] = parts
+    return {"_last_checkpoint": {"json": body}}
+
+
+def log_family() -> list[Json]:
+    return [
+        vector(
+            "log/commit-file-name/only-commit-names-are-versions",
+            "Versions 0-2 are commits; a writer's temporary file holding a would-be version 3 "
+            "is not a commit, so the latest version is 2 and version 3 does not exist.",
+            ["LOG.COMMIT_FILE_NAME", "LOG.ATOMIC_VISIBILITY", "LOG.LISTING"],
+            {**commits(0, 1), name(2): [info(), add("c")],
+             "00000000000000000003.json.4f0c2a.tmp": {"text": "\n".join(lines(HISTORY[3]))}},
+            [snapshot(2, ["a", "b", "c"]), snapshot(1, ["a", "b"]),
+             {"version": None, "expect": {"version": 2, "files": ["a", "b", "c"]}},
+             {"version": 3, "error": "VERSION_NOT_FOUND"}],
+        ),
+        vector(
+            "log/contiguity/hole-after-start",
+            "Version 2 is missing between versions 1 and 3: the latest snapshot cannot be built.",
+            ["LOG.CONTIGUITY"],
+            {**commits(0, 1), name(3): HISTORY[3]},
+            [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
+        ),
+        vector(
+            "log/new-table/empty-log-directory",
+            "An empty _delta_log holds no table: the latest snapshot is the empty one (version "
+            "-1), and naming a version fails.",
+            ["LOG.NEW_TABLE"],
+            {},
+            [{"version": None, "expect": {"version": -1, "files": []}},
+             {"version": 0, "error": "TABLE_NOT_FOUND"}],
+        ),
+    ]  # fmt: skip
+
+
+def action_family() -> list[Json]:
+    return [
+        vector(
+            "action/line-format/blank-lines-and-no-final-newline",
+            "Readers ignore empty lines, and the last line of a commit may lack its newline.",
+            ["ACTION.LINE_FORMAT"],
+            {name(0): {"text": "\n\n".join(lines(create(add("a")))) + "\n\n"},
+             name(1): {"text": "\n" + "\n".join(lines([info(), add("b")]))}},
+            [snapshot(1, ["a", "b"]), snapshot(0, ["a"])],
+        ),
+        vector(
+            "action/unknown/actions-and-fields-ignored",
+            "An unknown action and an unknown field inside add are ignored on read.",
+            ["ACTION.UNKNOWN"],
+            {name(0): create(add("a", futureField={"x": 1})),
+             name(1): [info(), {"futureAction": {"key": "value"}}, add("b")]},
+            [snapshot(1, ["a", "b"])],
+        ),
+        vector(
+            "action/protocol-metadata/latest-wins",
+            "A later metaData replaces the whole metadata (not a patch) and a later protocol "
+            "replaces the protocol.",
+            ["ACTION.PROTOCOL", "ACTION.METADATA", "SNAPSHOT.PROTOCOL_METADATA"],
+            {name(0): create(add("a"), configuration={"user.first": "1"}),
+             name(1): [info("SET TBLPROPERTIES", False), protocol(1, 3),
+                       metadata({"user.second": "2"})]},
+            [snapshot(0, ["a"], properties={"user.first": "1"},
+                      protocol={"minReaderVersion": 1, "minWriterVersion": 2}),
+             snapshot(1, ["a"], properties={"user.second": "2"}, partition_columns=[],
+                      protocol={"minReaderVersion": 1, "minWriterVersion": 3})],
+        ),
+        vector(
+            "action/add-remove/reconcile-and-re-add",
+            "A remove ends a file's life and leaves a tombstone; adding the path again makes it "
+            "live and drops the tombstone.",
+            ["ACTION.ADD", "ACTION.REMOVE", "SNAPSHOT.RECONCILE", "SNAPSHOT.TOMBSTONES"],
+            {name(0): create(add("a"), add("b")),
+             name(1): [info("DELETE", False), remove("a"), add("c")],
+             name(2): [info(), add("a")]},
+            [snapshot(1, ["b", "c"], tombstones=["a"]),
+             snapshot(2, ["a", "b", "c"], tombstones=[])],
+        ),
+        vector(
+            "action/txn/latest-per-app-wins",
+            "The last txn per app id wins even when its version is lower.",
+            ["ACTION.TXN", "SNAPSHOT.APP_TXN"],
+            {name(0): create(add("a"), txn("app-1", 5), txn("app-2", 1)),
+             name(1): [info("STREAMING UPDATE"), txn("app-1", 3)]},
+            [snapshot(0, ["a"], app_txns={"app-1": 5, "app-2": 1}),
+             snapshot(1, ["a"], app_txns={"app-1": 3, "app-2": 1})],
+        ),
+        vector(
+            "action/domain-metadata/latest-wins-removed-absent",
+            "The last domainMetadata per domain wins; removed: true deletes the domain.",
+            ["ACTION.DOMAIN_METADATA", "SNAPSHOT.DOMAIN_METADATA"],
+            {name(0): create(domain("user.one", "c1"), domain("user.two", "c2"),
+                             proto=protocol(1, 7, writerFeatures=["domainMetadata"])),
+             name(1): [info("WRITE", False), domain("user.two", "c2", removed=True),
+                       domain("user.one", "c3")]},
+            [snapshot(0, [], domains={"user.one": "c1", "user.two": "c2"}),
+             snapshot(1, [], domains={"user.one": "c3"},
+                      protocol={"minReaderVersion": 1, "minWriterVersion": 7,
+                                "writerFeatures": ["domainMetadata"]})],
+        ),
+        vector(
+            "action/cdc/never-a-live-file",
+            "A cdc action does not change the table's files.",
+            ["ACTION.CDC", "SNAPSHOT.RECONCILE"],
+            {name(0): create(add("a")),
+             name(1): [info("WRITE", False), add("b"),
+                       {"cdc": {"path": "_change_data/cdc-1.parquet", "partitionValues": {},
+                                "size": 1, "dataChange": False}}]},
+            [snapshot(1, ["a", "b"], tombstones=[])],
+        ),
+        vector(
+            "action/commit-info/no-state",
+            "A commit holding only a commitInfo is a version that changes no state.",
+            ["ACTION.COMMIT_INFO", "SNAPSHOT.REPLAY"],
+            {name(0): create(add("a")), name(1): [info("OPTIMIZE", False)]},
+            [snapshot(1, ["a"], tombstones=[], app_txns={}, domains={})],
+        ),
+        vector(
+            "action/partition-values/strings-and-null",
+            "Partition values are strings, or null for a null value.",
+            ["ACTION.PARTITION_VALUES"],
+            {name(0): create(add("p=a/f1.parquet", {"p": "a"}),
+                             add("p=__HIVE_DEFAULT_PARTITION__/f2.parquet", {"p": None}),
+                             partitions=["p"])},
+            [snapshot(0, ["p=a/f1.parquet", "p=__HIVE_DEFAULT_PARTITION__/f2.parquet"],
+                      partition_columns=["p"])],
+        ),
+    ]  # fmt: skip
+
+
+def snapshot_family() -> list[Json]:
+    dv = protocol(3, 7, readerFeatures=["deletionVectors"], writerFeatures=["deletionVectors"])
+    return [
+        vector(
+            "snapshot/file-key/path-and-deletion-vector",
+            "Files are keyed by path and deletion vector: an add of a with a vector followed "
+            "by a remove of a without one leaves a live (the new key) and a tombstone (the old); "
+            "a second vector on the same path is a second live file.",
+            ["SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE"],
+            {name(0): create(add("a"), proto=dv),
+             name(1): [info("DELETE", False), add("a", deletionVector=DV_X), remove("a")],
+             name(2): [info("WRITE", False), add("a", deletionVector=DV_Y)]},
+            [snapshot(1, ["a"], tombstones=["a"]), snapshot(2, ["a", "a"], tombstones=["a"])],
+        ),
+        vector(
+            "snapshot/protocol-metadata/missing-metadata",
+            "A first commit without metaData leaves a snapshot without metadata: the table is "
+            "corrupt.",
+            ["SNAPSHOT.PROTOCOL_METADATA"],
+            {name(0): [info("CREATE TABLE", False), protocol(), add("a")]},
+            [{"version": None, "error": "MISSING_PROTOCOL_OR_METADATA"}],
+        ),
+        vector(
+            "snapshot/time-travel/every-version",
+            "Every version 0-3 can be read; version 4 does not exist.",
+            ["SNAPSHOT.TIME_TRAVEL", "SNAPSHOT.REPLAY"],
+            commits(0, 1, 2, 3),
+            [snapshot(v, LIVE[v]) for v in range(4)]
+            + [{"version": 4, "error": "VERSION_NOT_FOUND"}],
+        ),
+    ]  # fmt: skip
+
+
+def checkpoint_family() -> list[Json]:
+    rows2 = state_rows(2)
+    tomb = {"tombstones": ["a"]}
+    return [
+        vector(
+            "checkpoint/read/cleaned-log-starts-at-checkpoint",
+            "Commits 0-1 were cleaned up below the checkpoint of version 2: versions 2-4 are "
+            "read from the checkpoint plus later commits; version 1 is gone.",
+            ["CHECKPOINT.READ", "CHECKPOINT.CONTENTS", "CHECKPOINT.LAST_CHECKPOINT",
+             "RETENTION.LOG", "SNAPSHOT.TIME_TRAVEL"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4),
+             **hint(2, len(rows2))},
+            [snapshot(4, LIVE[4], **tomb), snapshot(2, LIVE[2], **tomb),
+             {"version": 1, "error": "VERSION_NOT_FOUND"}],
+        ),
+        vector(
+            "checkpoint/read/stale-hint",
+            "_last_checkpoint names version 2, but a newer checkpoint of version 4 exists and "
+            "commit 3 is gone: the listing finds checkpoint 4 and reads from it.",
+            ["CHECKPOINT.LAST_CHECKPOINT", "CHECKPOINT.READ", "LOG.LISTING"],
+            {checkpoint_name(2): {"checkpoint": rows2},
+             checkpoint_name(4): {"checkpoint": state_rows(4)}, **commits(4, 5),
+             **hint(2, len(rows2))},
+            [snapshot(5, LIVE[5], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/no-hint",
+            "Without _last_checkpoint the listing finds the checkpoint.",
+            ["CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4)},
+            [snapshot(4, LIVE[4], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/torn-hint",
+            "A torn _last_checkpoint is only a hint: the reader lists the log and uses the "
+            "checkpoint it finds.",
+            ["CHECKPOINT.LAST_CHECKPOINT", "CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4),
+             "_last_checkpoint": {"text": '{"version":2,"si'}},
+            [snapshot(4, LIVE[4], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/dangling-hint-falls-back",
+            "_last_checkpoint names a checkpoint of version 4 that does not exist; the older "
+            "complete checkpoint of version 2 and commits 3-5 are used.",
+            ["CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4, 5),
+             **hint(4, 6)},
+            [snapshot(5, LIVE[5], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/partial-multi-part-ignored",
+            "Only part 1 of 2 of a multi-part checkpoint of version 4 exists: it is ignored and "
+            "the classic checkpoint of version 2 is used.",
+            ["CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": rows2},
+             checkpoint_name(4, 1, 2): {"checkpoint": state_rows(4)[:3]},
+             **commits(2, 3, 4, 5)},
+            [snapshot(5, LIVE[5], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/complete-multi-part",
+            "A checkpoint of version 2 in two parts, named by _last_checkpoint with parts: 2.",
+            ["CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT", "CHECKPOINT.CONTENTS"],
+            {checkpoint_name(2, 1, 2): {"checkpoint": rows2[:3]},
+             checkpoint_name(2, 2, 2): {"checkpoint": rows2[3:]}, **commits(2, 3, 4),
+             **hint(2, len(rows2), parts=2)},
+            [snapshot(4, LIVE[4], **tomb), snapshot(3, LIVE[3], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/time-travel-below-checkpoint",
+            "With every commit kept, a version older than the checkpoint is replayed from the "
+            "commits; a newer one from the checkpoint.",
+            ["CHECKPOINT.READ", "SNAPSHOT.TIME_TRAVEL"],
+            {**commits(0, 1, 2, 3, 4), checkpoint_name(2): {"checkpoint": rows2},
+             **hint(2, len(rows2))},
+            [snapshot(1, LIVE[1], tombstones=[]), snapshot(3, LIVE[3], **tomb)],
+        ),
+    ]  # fmt: skip
+
+
+def retention_family() -> list[Json]:
+    week = {"delta.deletedFileRetentionDuration": "interval 1 week"}
+    day = {"delta.setTransactionRetentionDuration": "interval 1 days"}
+    return [
+        vector(
+            "retention/tombstones/expired-are-dropped",
+            "Tombstones deleted at time 0, or without deletionTimestamp (counts as 0), are "
+            "expired under a one-week retention; one deleted in 2100 is kept.",
+            ["RETENTION.TOMBSTONES", "SNAPSHOT.TOMBSTONES"],
+            {name(0): create(add("a"), add("b"), add("c"), configuration=week),
+             name(1): [info("DELETE", False), remove("a", 0), remove("b"), remove("c", None)]},
+            [snapshot(1, [], tombstones=["b"], properties=week)],
+        ),
+        vector(
+            "retention/set-transaction/expired-are-dropped",
+            "With a one-day setTransactionRetentionDuration, a txn last updated at time 0 or "
+            "without lastUpdated has expired; one updated in 2100 is kept.",
+            ["RETENTION.SET_TRANSACTION", "SNAPSHOT.APP_TXN"],
+            {name(0): create(txn("kept", 1, FUTURE), txn("old", 2, 0), txn("undated", 3),
+                             configuration=day)},
+            [snapshot(0, [], app_txns={"kept": 1})],
+        ),
+        vector(
+            "retention/set-transaction/no-retention-keeps-all",
+            "Without setTransactionRetentionDuration application transactions never expire.",
+            ["RETENTION.SET_TRANSACTION", "SNAPSHOT.APP_TXN"],
+            {name(0): create(txn("old", 2, 0), txn("undated", 3))},
+            [snapshot(0, [], app_txns={"old": 2, "undated": 3})],
+        ),
+    ]  # fmt: skip
+
+
+FAMILIES = {
+    "log": log_family,
+    "action": action_family,
+    "snapshot": snapshot_family,
+    "checkpoint": checkpoint_family,
+    "retention": retention_family,
+}
+
+
+def generate() -> dict[str, str]:
+    """Relative path -> file text, for every vector."""
+    out = {}
+    for family in FAMILIES.values():
+        for item in family():
+            out[f"{item['id']}.json"] = json.dumps(item, indent=2) + "\n"
+    return out
+
+
+def write(directory: Path) -> int:
+    if directory.exists():
+        shutil.rmtree(directory)
+    files = generate()
+    for relative, text in files.items():
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return len(files)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parents[1] / "vectors"
+    print(f"wrote {write(target)} log vectors to {target}")

@@ -1,0 +1,24 @@
+"""Optional parts of the install and the extra that brings each (pyproject.toml)."""
+
+from __future__ import annotations
+
+EXTRAS = {"pyspark": "spark", "py4j": "spark", "deltalake": "deltars"}
+"""Top-level module → the extra that installs it."""
+
+
+def missing_extra(error: ImportError) -> str | None:
+    """A friendly message when ``error`` is an optional module that is not installed."""
+    root = (error.name or "").split(".")[0]
+    extra = EXTRAS.get(root)
+    if extra is None:
+        return None
+    return f"this needs {root}, which is not installed: pip install 'deltaspec[{extra}]'"
+
+
+def available(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

@@ -1,0 +1,61 @@
+"""The core install (no extras): ``deltaspec conformance`` on the built-in corpus works with
+pyspark, py4j and deltalake unimportable, and a missing extra is one friendly message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deltaspec.extras import missing_extra
+
+WITHOUT_EXTRAS = """
+import sys
+class Block:
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("pyspark", "py4j", "deltalake"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+from deltaspec.cli import main
+code = main(sys.argv[1:])
+assert not [m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j", "deltalake")]
+sys.exit(code)
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRAS, *args], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+
+
+@pytest.mark.parametrize("adapter", ["model", "impl"])
+def test_conformance_runs_without_the_optional_packages(tmp_path, adapter):
+    report = tmp_path / "r.json"
+    run = _run(tmp_path, "conformance", "--adapter", adapter, "--fixtures", str(tmp_path / "none"),
+               "--json", str(report))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert data["counts"]["scenarios"]["pass"] > 300 and data["counts"]["logs"]["pass"] >= 25
+    writes = data["suites"]["writes"][0]["details"][0]
+    assert "DELTASPEC_FIXTURES" in writes or "deltaspec[spark]" in writes
+
+
+def test_a_missing_extra_is_one_friendly_message(tmp_path):
+    run = _run(tmp_path, "conformance", "--adapter", "deltars", "--suite", "scenarios")
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        "deltaspec conformance: this needs deltalake, which is not installed: "
+        "pip install 'deltaspec[deltars]'"
+    )
+    assert missing_extra(ModuleNotFoundError("x", name="jsonschema")) is None
+
+
+def test_check_without_fixtures_says_where_to_find_them(tmp_path):
+    report = tmp_path / "check.json"
+    run = _run(tmp_path, "check", "--fixtures", str(tmp_path / "none"), "--report", str(report))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "fixtures suite skipped: no delta-spark fixtures at" in run.stdout
+    assert "DELTASPEC_FIXTURES" in json.loads(report.read_text())["reports"]["fixtures_skipped"]
