@@ -11,18 +11,24 @@ from typing import Any
 
 from deltaspec import __version__
 from deltaspec.conformance.commands import add_check_parser, add_conformance_parser
-from deltaspec.rules import load_rules
+from deltaspec.rules import load_rules, verified_live
 
 
 def _spec(args: argparse.Namespace) -> int:
     rules = load_rules()
+    live = verified_live()
     if args.json:
-        print(json.dumps([r.__dict__ for r in rules], indent=2))
+        rows = [{**r.__dict__, "verified_live": list(live.get(r.id, ()))} for r in rules]
+        print(json.dumps(rows, indent=2))
         return 0
     width = max(len(r.id) for r in rules)
     for rule in rules:
-        print(f"{rule.id:<{width}}  {rule.releases:<22}  {rule.title}")
-    print(f"{len(rules)} rules")
+        checked = "live " if rule.id in live else "paper"
+        print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked}  {rule.title}")
+    print(
+        f"{len(rules)} rules; {sum(r.id in live for r in rules)} verified on live delta-spark "
+        "(a vector citing them passes on it), the rest on paper"
+    )
     return 0
 
 
