@@ -52,6 +52,10 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         from deltaspec.conformance.adapters.spark import SparkAdapter
 
         yield SparkAdapter
+    elif name == "deltaspark":
+        from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter
+
+        yield DeltaSparkAdapter
     elif name.startswith("cmd:"):
         from deltaspec.conformance.bridge import BridgeAdapter
 
@@ -61,7 +65,9 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         finally:
             process.stop()
     else:
-        raise UnknownAdapter(f"unknown adapter {name!r} (model, impl, deltars, spark, cmd:PROGRAM)")
+        raise UnknownAdapter(
+            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark, cmd:PROGRAM)"
+        )
 
 
 def reader_for(name: str) -> TableReader | None:

@@ -289,24 +289,28 @@ class ImplAdapter:
         return _checkpoint_versions([info.name for info in self.store.list_from()])
 
     def verify(self) -> list[str]:
-        """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
-        (what the snapshot holds is compared with the model separately)."""
-        names = [info.name for info in self.store.list_from()]
-        versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
-        checkpoints = _checkpoint_versions(names)
-        latest = versions[-1] if versions else -1
-        problems = []
-        if versions and versions != list(range(versions[0], latest + 1)):
-            problems.append(f"commit versions are not contiguous: {versions}")
-        if any(v > latest for v in checkpoints):
-            problems.append(f"a checkpoint is newer than the latest commit: {checkpoints}")
-        last = self.log.read_last_checkpoint()
-        if last is not None and last.get("version") not in checkpoints:
-            problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
-        return problems
+        return verify_stored_log(self.store, self.log)
 
     def close(self) -> None:
         self.txns.clear()
+
+
+def verify_stored_log(store: LocalLogStore, log: DeltaLog) -> list[str]:
+    """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
+    (what the snapshot holds is compared with the model separately)."""
+    names = [info.name for info in store.list_from()]
+    versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
+    checkpoints = _checkpoint_versions(names)
+    latest = versions[-1] if versions else -1
+    problems = []
+    if versions and versions != list(range(versions[0], latest + 1)):
+        problems.append(f"commit versions are not contiguous: {versions}")
+    if any(v > latest for v in checkpoints):
+        problems.append(f"a checkpoint is newer than the latest commit: {checkpoints}")
+    last = log.read_last_checkpoint()
+    if last is not None and last.get("version") not in checkpoints:
+        problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
+    return problems
 
 
 def run_in(root: Path, scenario: Scenario) -> RunResult:

@@ -12,20 +12,26 @@ from typing import Any
 
 from deltaspec import __version__
 from deltaspec.conformance.commands import add_check_parser, add_conformance_parser
-from deltaspec.rules import Rule, load_rules, rule_text
+from deltaspec.rules import Rule, load_rules, rule_text, verified_live
 
 
 def _spec(args: argparse.Namespace) -> int:
     rules = load_rules()
     if args.ids:
         return _print_rules(rules, args.ids)
+    live = verified_live()
     if args.json:
-        print(json.dumps([r.__dict__ for r in rules], indent=2))
+        rows = [{**r.__dict__, "verified_live": list(live.get(r.id, ()))} for r in rules]
+        print(json.dumps(rows, indent=2))
         return 0
     width = max(len(r.id) for r in rules)
     for rule in rules:
-        print(f"{rule.id:<{width}}  {rule.releases:<22}  {rule.title}")
-    print(f"{len(rules)} rules")
+        checked = "live " if rule.id in live else "paper"
+        print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked}  {rule.title}")
+    print(
+        f"{len(rules)} rules; {sum(r.id in live for r in rules)} verified on live delta-spark "
+        "(a vector citing them passes on it), the rest on paper"
+    )
     return 0
 
 
@@ -39,7 +45,17 @@ def _print_rules(rules: list[Rule], ids: list[str]) -> int:
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             print(f"deltaspec spec: no rule {rule_id!r}{hint}", file=sys.stderr)
         return 2
-    print("\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source})" for i in ids))
+    live = verified_live()
+
+    def status(rule_id: str) -> str:
+        vectors = live.get(rule_id)
+        if not vectors:
+            return "Verified on paper only (no vector citing it passes on live delta-spark)."
+        return f"Verified on live delta-spark by {len(vectors)} vector(s): {', '.join(vectors)}"
+
+    print(
+        "\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source}) {status(i)}" for i in ids)
+    )
     return 0
 
 

@@ -97,3 +97,19 @@ def rule_text(rule: Rule, root: Traversable | None = None) -> str:
         len(lines),
     )
     return "\n".join(lines[start:end]).rstrip()
+
+
+LIVE_ENGINE_FILE = "verified_live.json"
+"""spec/data/verified_live.json: the vectors that pass on the live reference engine, by rule
+(written by ``python -m deltaspec.conformance.verified_live``, checked by the live tests)."""
+
+
+def verified_live(root: Traversable | None = None) -> dict[str, tuple[str, ...]]:
+    """Rule ID → the scenario vectors citing it that pass on live delta-spark."""
+    import json
+
+    entry = (root or spec_root()) / "data" / LIVE_ENGINE_FILE
+    if not entry.is_file():
+        return {}
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    return {rule: tuple(vectors) for rule, vectors in data["rules"].items()}
