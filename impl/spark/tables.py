@@ -31,12 +31,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from deltaspec.impl import errors, history, vacuum
 from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import compaction, dml, files, manifest, read, restore
+from deltaspec.impl.spark.errors import InvalidConditionError, UnresolvedColumnError
 
 Condition = str | Column
 Assignments = Mapping[str, str | Column]
@@ -64,22 +66,42 @@ RESTORE_SCHEMA = (
 _HOUR_MS = 3_600_000
 
 
-def sql_of(condition: Condition) -> str:
-    """A condition's SQL text: a string as given, a Column as Spark prints it."""
+def _analyzed(build: Callable[[], DataFrame], what: object) -> Any:
+    """The analyzed plan of ``build()``; Spark's analysis errors as our typed errors."""
+    try:
+        return getattr(build(), "_jdf").queryExecution().analyzed()  # noqa: B009
+    except AnalysisException as error:
+        condition = str(error.getCondition() or "")
+        refused = (
+            UnresolvedColumnError
+            if condition.startswith("UNRESOLVED_COLUMN")
+            else InvalidConditionError
+        )
+        raise refused(f"cannot resolve {what}: {condition}") from None
+
+
+def sql_of(condition: Condition, frame: DataFrame) -> str:
+    """A condition's SQL text: a string as given; a Column resolved against ``frame`` (the
+    columns it may name) and printed as Spark prints a resolved expression (``(id = 2)``)."""
     if isinstance(condition, str):
         return condition
-    if isinstance(condition, Column):
-        jc: Any = getattr(condition, "_jc")  # noqa: B009 - the JVM column behind a classic Column
-        for accessor in ("node", "expr"):  # Spark 4 (ColumnNode), then Spark 3 (Expression)
-            try:
-                return str(getattr(jc, accessor)().sql())
-            except Exception:
-                continue
-    raise TypeError(f"a condition is a SQL string or a Column, not {type(condition).__name__}")
+    if not isinstance(condition, Column):
+        raise TypeError(f"a condition is a SQL string or a Column, not {type(condition).__name__}")
+    return str(_analyzed(lambda: frame.where(condition), condition).condition().sql())
 
 
-def _assignments(values: Assignments | None) -> dict[str, str]:
-    return {column: sql_of(value) for column, value in (values or {}).items()}
+def value_sql(value: str | Column, frame: DataFrame) -> str:
+    """An assignment's SQL text: a string as given, a Column resolved against ``frame``."""
+    if isinstance(value, str):
+        return value
+    expression = _analyzed(lambda: frame.select(value), value).projectList().apply(0)
+    if str(expression.getClass().getSimpleName()) == "Alias":
+        expression = expression.child()
+    return str(expression.sql())
+
+
+def _assignments(values: Assignments | None, frame: DataFrame) -> dict[str, str]:
+    return {column: value_sql(value, frame) for column, value in (values or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -131,6 +153,13 @@ class DeltaTable:
         df = read.read_table(self._spark, self._path)
         return df.alias(self._alias) if self._alias else df
 
+    def _frame(self) -> DataFrame:
+        """An empty DataFrame with the table's columns (aliased as the table is): what a Column
+        condition is resolved against."""
+        schema = read.table_schema(DeltaLog(self._path).snapshot())
+        df = self._spark.createDataFrame([], schema)
+        return df.alias(self._alias) if self._alias else df
+
     # --- making races reproducible (not in delta-spark) -------------------------------------
 
     def withCommitHook(self, before_commit: Callable[[], None]) -> DeltaTable:
@@ -154,7 +183,7 @@ class DeltaTable:
         dml.delete(
             self._spark,
             self._path,
-            None if condition is None else sql_of(condition),
+            None if condition is None else sql_of(condition, self._frame()),
             before_commit=self._race.before_commit,
             read_version=self._race.read_version,
         )
@@ -162,17 +191,19 @@ class DeltaTable:
     def update(self, condition: Condition | None = None, set: Assignments | None = None) -> None:
         if set is None:
             raise ValueError("update needs set={column: expression}")
+        frame = self._frame()
         dml.update(
             self._spark,
             self._path,
-            _assignments(set),
-            None if condition is None else sql_of(condition),
+            _assignments(set, frame),
+            None if condition is None else sql_of(condition, frame),
             before_commit=self._race.before_commit,
             read_version=self._race.read_version,
         )
 
     def merge(self, source: DataFrame, condition: Condition) -> DeltaMergeBuilder:
-        return DeltaMergeBuilder(self, source, sql_of(condition))
+        frame = self._frame().crossJoin(source)
+        return DeltaMergeBuilder(self, source, sql_of(condition, frame), frame)
 
     # --- table services ----------------------------------------------------------------------
 
@@ -323,20 +354,23 @@ class DeltaMergeBuilder:
     table: DeltaTable
     source: DataFrame
     condition: str
+    frame: DataFrame  # target and source, aliased: what Column conditions resolve against
     clauses: list[dml.MergeClause] = field(default_factory=list)
 
     def _add(self, clause: dml.MergeClause) -> DeltaMergeBuilder:
         self.clauses.append(clause)
         return self
 
-    @staticmethod
-    def _when(condition: Condition | None) -> str | None:
-        return None if condition is None else sql_of(condition)
+    def _when(self, condition: Condition | None) -> str | None:
+        return None if condition is None else sql_of(condition, self.frame)
+
+    def _set(self, values: Assignments | None) -> dict[str, str]:
+        return _assignments(values, self.frame)
 
     def whenMatchedUpdate(
         self, condition: Condition | None = None, set: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("update", self._when(condition), _assignments(set)))
+        return self._add(dml.MergeClause("update", self._when(condition), self._set(set)))
 
     def whenMatchedUpdateAll(self, condition: Condition | None = None) -> DeltaMergeBuilder:
         return self._add(dml.MergeClause("update", self._when(condition), "*"))
@@ -347,7 +381,7 @@ class DeltaMergeBuilder:
     def whenNotMatchedInsert(
         self, condition: Condition | None = None, values: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("insert", self._when(condition), _assignments(values)))
+        return self._add(dml.MergeClause("insert", self._when(condition), self._set(values)))
 
     def whenNotMatchedInsertAll(self, condition: Condition | None = None) -> DeltaMergeBuilder:
         return self._add(dml.MergeClause("insert", self._when(condition), "*"))
@@ -355,7 +389,7 @@ class DeltaMergeBuilder:
     def whenNotMatchedBySourceUpdate(
         self, condition: Condition | None = None, set: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        clause = dml.MergeClause("update", self._when(condition), _assignments(set), by_source=True)
+        clause = dml.MergeClause("update", self._when(condition), self._set(set), by_source=True)
         return self._add(clause)
 
     def whenNotMatchedBySourceDelete(self, condition: Condition | None = None) -> DeltaMergeBuilder:
@@ -393,7 +427,7 @@ class DeltaOptimizeBuilder:
     condition: str | None = None
 
     def where(self, partitionFilter: Condition) -> DeltaOptimizeBuilder:
-        self.condition = sql_of(partitionFilter)
+        self.condition = sql_of(partitionFilter, self.table._frame())
         return self
 
     def executeCompaction(self) -> DataFrame:
@@ -414,4 +448,4 @@ class DeltaOptimizeBuilder:
         )
 
 
-__all__ = ["DeltaMergeBuilder", "DeltaOptimizeBuilder", "DeltaTable", "sql_of"]
+__all__ = ["DeltaMergeBuilder", "DeltaOptimizeBuilder", "DeltaTable", "sql_of", "value_sql"]
