@@ -17,7 +17,8 @@ transaction that read the planned snapshot. Options: ``mode`` append/overwrite, 
 (also as an option, a comma-separated list), ``mergeSchema``, ``overwriteSchema``,
 ``partitionOverwriteMode``, ``txnAppId``/``txnVersion``, ``userMetadata``, ``dataChange``,
 ``delta.*`` properties on creation. Spark hands a Python data source neither a session nor its
-parser, so ``replaceWhere`` and tables with CHECK constraints are refused here with a typed error: use
+parser, so ``replaceWhere`` and tables with CHECK constraints are refused here with a typed
+error: use
 ``DeltaWriter`` (Spark's native writer, faster too: README "Writing with Spark").
 """
 
@@ -132,8 +133,9 @@ class _Reader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         return [_File(add) for add in self.files]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, _File)
+    def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, _File):
+            return  # Spark reads a table without files as one partition of None
         add = partition.add
         data = pq.read_table(file_path(self.root, add))
         if add.deletion_vector is not None:
@@ -310,6 +312,7 @@ class _Writer(DataSourceArrowWriter):
                 self.opts,
                 self.now,
                 rows,
+                dynamic=self.dynamic and bool(self.partition_columns),
             )
         except (errors.DeltaConcurrentModificationException, errors.CommitValidationError):
             rewrite.discard(self.root, adds)  # certainly not committed: the files are garbage

@@ -243,6 +243,18 @@ def _assignments(clause: MergeClause, names: Sequence[str], source: str) -> dict
     return {resolve[c.lower().split(".")[-1]]: e for c, e in clause.assignments.items()}
 
 
+def _clauses_json(spark: SparkSession, clauses: Sequence[MergeClause]) -> str:
+    """A MERGE's clauses as delta-spark records them: compact JSON, conditions as Spark prints
+    them."""
+    recorded = []
+    for clause in clauses:
+        entry = clause.recorded()
+        if clause.condition is not None:
+            entry["predicate"] = conditions.parse(spark, clause.condition).rendered
+        recorded.append(entry)
+    return json.dumps(recorded, separators=(",", ":"))
+
+
 def _apply(
     clauses: Sequence[MergeClause],
     eligible: Column,
@@ -375,9 +387,9 @@ def merge(
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     parameters = {
         "predicate": json.dumps([parsed.rendered]),
-        "matchedPredicates": json.dumps([c.recorded() for c in matched_clauses]),
-        "notMatchedPredicates": json.dumps([c.recorded() for c in inserts]),
-        "notMatchedBySourcePredicates": json.dumps([c.recorded() for c in by_source]),
+        "matchedPredicates": _clauses_json(spark, matched_clauses),
+        "notMatchedPredicates": _clauses_json(spark, inserts),
+        "notMatchedBySourcePredicates": _clauses_json(spark, by_source),
     }
     metrics = {
         "numTargetFilesRemoved": str(len(removes)),

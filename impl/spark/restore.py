@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from deltaspec.impl import errors, history
-from deltaspec.impl.actions import Action
+from deltaspec.impl.actions import Action, Protocol
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.spark import manifest, rewrite
 from deltaspec.impl.spark.errors import RestoreMissingFilesError
@@ -65,9 +65,9 @@ def restore(
             version=target_version,
             file=missing[0],
         )
-    actions: list[Action] = []
-    if target.metadata != current.metadata:
-        actions.append(target.metadata)
+    # as delta-spark: the target's metadata, and the protocol, never downgraded
+    newer = target.protocol if _rank(target.protocol) > _rank(current.protocol) else None
+    actions: list[Action] = [target.metadata, newer or current.protocol]
     actions.extend(rewrite.remove(f, now, with_stats=True) for f in gone)
     actions.extend(restored)
     metrics = {
@@ -88,3 +88,8 @@ def restore(
     committed = txn.commit(actions, operation)
     manifest.after_commit(root, committed)
     return RestoreResult(committed, metrics)
+
+
+def _rank(protocol: Protocol) -> tuple[int, int, int]:
+    features = len(set(protocol.reader_features or ()) | set(protocol.writer_features or ()))
+    return (protocol.min_reader_version, protocol.min_writer_version, features)

@@ -420,6 +420,7 @@ def write_delta(
         now,
         written.num_records,
         before_commit,
+        dynamic=bool(dynamic and partition_columns),
     )
 
 
@@ -434,6 +435,7 @@ def commit_write(
     now: int,
     num_output_rows: int,
     before_commit: Callable[[], None] | None = None,
+    dynamic: bool = False,
 ) -> WriteResult:
     """The WRITE commit (shared by write_delta and the ``deltaspec`` data source): the new
     metadata if any, the files, the SetTransaction of txnAppId/txnVersion, and commitInfo as
@@ -451,6 +453,10 @@ def commit_write(
     }
     if opts.replace_where is not None and save_mode == "Overwrite":
         parameters["predicate"] = opts.replace_where
+    if dynamic and save_mode == "Overwrite":
+        parameters["isDynamicPartitionOverwrite"] = True
+    if opts.merge_schema:
+        parameters["canMergeSchema"] = True
     operation = Operation(
         "WRITE",
         parameters,
