@@ -412,3 +412,119 @@ def test_script_matches_delta_spark(
         assert found, f"{name} now matches delta-spark: drop it from KNOWN_DIFFERENCES"
     else:
         assert not found, "\n".join(found)
+
+
+# --- interleaved operations ---------------------------------------------------------------------
+
+
+def _seq(spark: SparkSession, items: list[Any]) -> Any:
+    jvm = spark._jvm
+    java_list = jvm.java.util.ArrayList()
+    for item in items:
+        java_list.add(item)
+    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java_list).toSeq()
+
+
+def _outcome(error: BaseException | None) -> str:
+    """ "committed", or the conflict's error class without delta-spark's sub-class suffix."""
+    if error is None:
+        return "committed"
+    getter = getattr(error, "getErrorClass", None)
+    kind = getter() if getter is not None else None
+    return str(kind or type(error).__name__).split(".")[0]
+
+
+def delta_spark_loser(
+    spark: SparkSession,
+    root: str,
+    winner: Callable[[], object],
+    read: str | None = None,
+    app_id: str | None = None,
+) -> str:
+    """delta-spark's outcome for a transaction that read what our operation reads (the files
+    matching ``read``, which it removes, or the version of ``app_id``, which it sets), begun
+    before ``winner`` committed: delta-spark has no commit hook, so the loser is driven by hand
+    through its public OptimisticTransaction."""
+    jvm = spark._jvm
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, root)
+    txn = log.startTransaction()
+    actions: list[Any] = []
+    if read is not None:
+        plan = spark.read.format("delta").load(root).where(read)._jdf.queryExecution()
+        files = txn.filterFiles(_seq(spark, [plan.analyzed().condition()]))
+        actions = [files.apply(i).remove() for i in range(files.size())]
+    if app_id is not None:
+        txn.txnVersion(app_id)
+        line = json.dumps({"txn": {"appId": app_id, "version": 0, "lastUpdated": 0}})
+        actions.append(jvm.org.apache.spark.sql.delta.actions.Action.fromJson(line))
+    winner()
+    operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$ManualUpdate$")
+    try:
+        txn.commit(_seq(spark, actions), getattr(operation, "MODULE$"))
+    except Exception as error:
+        return _outcome(error)
+    return "committed"
+
+
+def our_loser(spark: SparkSession, root: str, winner: Callable[[], object], case: str) -> str:
+    table = OurDeltaTable.forPath(spark, root)
+    try:
+        if case == "same app id":
+            from deltaspec.impl.spark import write_delta
+
+            df = _df(spark, [(7, "a", "q")])
+            write_delta(df, root, mode="append", txnAppId="q", txnVersion=0, before_commit=winner)
+        else:
+            table.withCommitHook(winner).delete("p = 'a' AND id = 1")
+    except Exception as error:
+        return _outcome(error)
+    return "committed"
+
+
+CONFLICTS: dict[str, tuple[str, Callable[[SparkSession, Engine, str], None]]] = {
+    "delete vs append to its partition": (
+        "DELTA_CONCURRENT_APPEND",
+        lambda spark, e, root: e.write(_df(spark, [(3, "a", "w")])).mode("append").save(root),
+    ),
+    "delete vs append to another partition": (
+        "committed",
+        lambda spark, e, root: e.write(_df(spark, [(3, "b", "w")])).mode("append").save(root),
+    ),
+    "delete vs delete of its partition": (
+        "DELTA_CONCURRENT_DELETE_READ",
+        lambda spark, e, root: e.table.forPath(spark, root).delete("p = 'a'"),
+    ),
+    "same app id": (
+        "DELTA_CONCURRENT_TRANSACTION",
+        lambda spark, e, root: (
+            e.write(_df(spark, [(8, "b", "w")]))
+            .mode("append")
+            .option("txnAppId", "q")
+            .option("txnVersion", 0)
+            .save(root)
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONFLICTS))
+def test_conflicts_match_delta_spark(
+    spark: SparkSession, engines: dict[str, Engine], case: str, tmp_path: Path
+) -> None:
+    expected, winner = CONFLICTS[case]
+    outcomes = {}
+    for key, engine in engines.items():
+        root = str(tmp_path / key)
+        rows = [(1, "a", "x"), (2, "b", "y")]
+        engine.partitioned(engine.write(_df(spark, rows)).mode("append"), "p").save(root)
+
+        def win(engine: Engine = engine, root: str = root) -> None:
+            winner(spark, engine, root)
+
+        if key == "delta":
+            read = None if case == "same app id" else "p = 'a' AND id = 1"
+            app = "q" if case == "same app id" else None
+            outcomes[key] = delta_spark_loser(spark, root, win, read=read, app_id=app)
+        else:
+            outcomes[key] = our_loser(spark, root, win, case)
+    assert outcomes == {"delta": expected, "ours": expected}
