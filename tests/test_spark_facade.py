@@ -231,6 +231,7 @@ def test_with_commit_hook_races_and_delta_names_catch_the_conflict(
     assert raised.value.winning_version == 1
 
 
+@pytest.mark.rules("CONFLICT.APPEND_MATCH", "TXN.READ_PREDICATES")
 def test_at_version_starts_an_operation_on_an_older_snapshot(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -321,6 +322,7 @@ def test_format_deltaspec_round_trip_with_options(spark: SparkSession, tmp_path:
     assert stats["numRecords"] >= 1 and "minValues" in stats
 
 
+@pytest.mark.rules("SNAPSHOT.APP_TXN", "ACTION.TXN")
 def test_idempotent_foreach_batch_writer_skips_a_replayed_batch(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -403,6 +403,7 @@ def differences(outcome: dict[str, Any]) -> list[str]:
     return found
 
 
+@pytest.mark.rules("SNAPSHOT.TIME_TRAVEL", "SNAPSHOT.APP_TXN", "ACTION.TXN")
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_script_matches_delta_spark(
     spark: SparkSession, engines: dict[str, Engine], name: str, tmp_path: Path
@@ -438,20 +439,21 @@ def delta_spark_loser(
     spark: SparkSession,
     root: str,
     winner: Callable[[], object],
-    read: str | None = None,
+    read: list[str] | None = None,
     app_id: str | None = None,
 ) -> str:
     """delta-spark's outcome for a transaction that read what our operation reads (the files
-    matching ``read``, which it removes, or the version of ``app_id``, which it sets), begun
-    before ``winner`` committed: delta-spark has no commit hook, so the loser is driven by hand
-    through its public OptimisticTransaction."""
+    matching the conjuncts ``read``, which it removes, or the version of ``app_id``, which it
+    sets), begun before ``winner`` committed: delta-spark has no commit hook, so the loser is
+    driven by hand through its public OptimisticTransaction."""
     jvm = spark._jvm
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, root)
     txn = log.startTransaction()
     actions: list[Any] = []
     if read is not None:
-        plan = spark.read.format("delta").load(root).where(read)._jdf.queryExecution()
-        files = txn.filterFiles(_seq(spark, [plan.analyzed().condition()]))
+        frame = spark.read.format("delta").load(root)
+        parts = [frame.where(c)._jdf.queryExecution().analyzed().condition() for c in read]
+        files = txn.filterFiles(_seq(spark, parts), False)
         actions = [files.apply(i).remove() for i in range(files.size())]
     if app_id is not None:
         txn.txnVersion(app_id)
@@ -483,7 +485,7 @@ def our_loser(spark: SparkSession, root: str, winner: Callable[[], object], case
 
 CONFLICTS: dict[str, tuple[str, Callable[[SparkSession, Engine, str], None]]] = {
     "delete vs append to its partition": (
-        "DELTA_CONCURRENT_APPEND",
+        "ConcurrentAppendException",
         lambda spark, e, root: e.write(_df(spark, [(3, "a", "w")])).mode("append").save(root),
     ),
     "delete vs append to another partition": (
@@ -491,11 +493,11 @@ CONFLICTS: dict[str, tuple[str, Callable[[SparkSession, Engine, str], None]]] = 
         lambda spark, e, root: e.write(_df(spark, [(3, "b", "w")])).mode("append").save(root),
     ),
     "delete vs delete of its partition": (
-        "DELTA_CONCURRENT_DELETE_READ",
+        "ConcurrentDeleteReadException",
         lambda spark, e, root: e.table.forPath(spark, root).delete("p = 'a'"),
     ),
     "same app id": (
-        "DELTA_CONCURRENT_TRANSACTION",
+        "ConcurrentTransactionException",
         lambda spark, e, root: (
             e.write(_df(spark, [(8, "b", "w")]))
             .mode("append")
@@ -507,6 +509,10 @@ CONFLICTS: dict[str, tuple[str, Callable[[SparkSession, Engine, str], None]]] = 
 }
 
 
+@pytest.mark.rules(
+    "CONFLICT.APPEND_MATCH", "CONFLICT.DELETE_READ", "CONFLICT.APP_TXN", "TXN.READ_PREDICATES",
+    "TXN.READ_APP_IDS",
+)  # fmt: skip
 @pytest.mark.parametrize("case", list(CONFLICTS))
 def test_conflicts_match_delta_spark(
     spark: SparkSession, engines: dict[str, Engine], case: str, tmp_path: Path
@@ -522,7 +528,7 @@ def test_conflicts_match_delta_spark(
             winner(spark, engine, root)
 
         if key == "delta":
-            read = None if case == "same app id" else "p = 'a' AND id = 1"
+            read = None if case == "same app id" else ["p = 'a'", "id = 1"]
             app = "q" if case == "same app id" else None
             outcomes[key] = delta_spark_loser(spark, root, win, read=read, app_id=app)
         else:
