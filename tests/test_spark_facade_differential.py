@@ -426,13 +426,10 @@ def _seq(spark: SparkSession, items: list[Any]) -> Any:
     return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java_list).toSeq()
 
 
-def _outcome(error: BaseException | None) -> str:
-    """ "committed", or the conflict's error class without delta-spark's sub-class suffix."""
-    if error is None:
-        return "committed"
-    getter = getattr(error, "getErrorClass", None)
-    kind = getter() if getter is not None else None
-    return str(kind or type(error).__name__).split(".")[0]
+def _outcome(error: BaseException) -> str:
+    """The conflict's class name: delta-spark's Python exceptions (``delta.exceptions``) and
+    ours have the same names."""
+    return type(error).__name__
 
 
 def delta_spark_loser(
