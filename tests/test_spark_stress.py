@@ -69,8 +69,11 @@ def impl_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # prag
     log = DeltaLog(root)
     record = _recorder(acks)
     Path(acks + ".ready").touch()
-    while not deadline.value or time.time() < deadline.value:
-        kind = rng.choice(["append"] * 4 + ["compact", "checkpoint"])
+    while not deadline.value:  # the clock starts when the Spark worker is up
+        time.sleep(0.05)
+    while time.time() < deadline.value:
+        time.sleep(rng.uniform(0.02, 0.1))  # about 15 commits/s over all impl workers
+        kind = rng.choice(["append"] * 6 + ["compact", "checkpoint"])
         try:
             if kind == "append":
                 ids = [rng.randrange(-50, 1000) for _ in range(rng.randrange(1, 4))]
@@ -92,6 +95,7 @@ def spark_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # pra
     from deltaspec.impl.spark import MergeClause, compact, delete, local_session, merge, update
 
     spark = local_session("local[1]", "deltaspec-spark-stress")
+    spark.range(1).count()  # the JVM warmed up before the clock starts
     rng = random.Random(seed)
     record = _recorder(acks)
     Path(acks + ".ready").touch()
@@ -111,6 +115,9 @@ def spark_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # pra
                 result = compact(spark, root, target_files=1)
         except errors.DeltaConcurrentModificationException as conflict:
             record(kind="spark-conflict", error=type(conflict).__name__)
+            continue
+        except Exception as error:  # anything else is a finding: recorded, the test fails
+            record(kind="spark-error", error=f"{type(error).__name__}: {error}"[:500])
             continue
         if result.version is not None:
             record(kind=f"spark-{kind}", version=result.version)
@@ -211,6 +218,7 @@ def test_spark_dml_and_compaction_with_impl_writers_under_sigkill_lose_nothing(
         assert _operation(log, record["version"]) == expected_operation[record["kind"]], record
         if "txn" in record:
             assert in_log.get(record["txn"]) == [record["version"]], record
+    assert [r for r in records if r["kind"] == "spark-error"] == []
     versions = [r["version"] for r in acknowledged]
     assert len(versions) == len(set(versions))
     assert log_problems(root) == []
