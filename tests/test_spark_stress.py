@@ -1,7 +1,9 @@
 """The Spark path under SIGKILL, mixed with impl writers on one table.
 
-Impl workers (spawned processes) append files of ids (some negative: "poison"), compact and
-checkpoint; a Spark worker (its own SparkSession) runs DELETE of poison rows, row-preserving
+Impl workers (spawned processes) append files of ids (some negative: "poison") to partitions b
+and c and checkpoint (tests/test_reliability_stress.py adds impl compactions); a Spark worker
+(mostly on partition a: a DML racing appends into its own partition would lose every time, as
+it does in delta-spark), with its own SparkSession, runs DELETE of poison rows, row-preserving
 UPDATE (``id = id``) and MERGE (matched rows set to themselves) that rewrite files, and
 compaction. The parent SIGKILLs random impl workers every 0.2-0.6 s and the Spark worker (its
 JVM dies with it) at random moments, restarting each. At the end: every acknowledged commit is
@@ -10,7 +12,7 @@ the isolation checker pass, delta-rs agrees, every live file exists, the non-poi
 exactly the rows every committed append wrote (nothing lost, nothing duplicated by a rewrite),
 and the staging directories killed Spark writes left are reclaimed without touching a live file.
 
-``DELTASPEC_SPARK_STRESS_SECONDS`` (default 30, after the Spark worker is ready);
+``DELTASPEC_SPARK_STRESS_SECONDS`` (default 45, after the Spark worker is ready);
 ``DELTASPEC_SPARK_STRESS_RESULTS=PATH`` writes the figures (benchmarks/results/spark_stress.json).
 """
 
@@ -47,7 +49,7 @@ pytest.importorskip("deltalake")
 pytestmark = pytest.mark.spark
 
 IMPL_WORKERS = 3
-SECONDS = float(os.environ.get("DELTASPEC_SPARK_STRESS_SECONDS", "30"))
+SECONDS = float(os.environ.get("DELTASPEC_SPARK_STRESS_SECONDS", "45"))
 SPARK_KINDS = ["delete", "update", "merge", "compact"]
 
 
@@ -73,11 +75,11 @@ def impl_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # prag
         time.sleep(0.05)
     while time.time() < deadline.value:
         time.sleep(rng.uniform(0.02, 0.1))  # about 15 commits/s over all impl workers
-        kind = rng.choice(["append"] * 6 + ["compact", "checkpoint"])
+        kind = rng.choice(["append"] * 6 + ["checkpoint"])
         try:
             if kind == "append":
                 ids = [rng.randrange(-50, 1000) for _ in range(rng.randrange(1, 4))]
-                add = write_data_file(root, rng.choice("abc"), ids)
+                add = write_data_file(root, rng.choice("bc"), ids)  # 'a' is Spark's (below)
                 txn = OptimisticTransaction(log, clock=log.clock)
                 version = txn.commit([add], Operation("WRITE", {"mode": "Append"}))
                 record(kind=kind, version=version, txn=txn.txn_id)
@@ -100,19 +102,21 @@ def spark_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # pra
     record = _recorder(acks)
     Path(acks + ".ready").touch()
     while not deadline.value or time.time() < deadline.value:
-        kind, part = rng.choice(SPARK_KINDS), rng.choice("abc")
+        # mostly partition a, which impl appends leave alone: a DML reading a partition while
+        # appends land in it loses (ConcurrentAppendException, as in delta-spark)
+        kind, part = rng.choice(SPARK_KINDS), rng.choice("aaab")
         try:
             if kind == "delete":
                 result: Any = delete(spark, root, f"p = '{part}' AND id < 0")
             elif kind == "update":
-                k = rng.randrange(2, 7)
+                k = rng.randrange(2, 4)
                 result = update(spark, root, {"id": "id"}, f"p = '{part}' AND id % {k} = 0")
             elif kind == "merge":
-                source = spark.createDataFrame([(rng.randrange(1000), part)], "id long, p string")
+                source = spark.createDataFrame([(rng.randrange(1, 4), part)], "id long, p string")
                 clause = MergeClause("update", assignments={"id": "s.id"})
                 result = merge(spark, root, source, "t.id = s.id AND t.p = s.p", [clause])
             else:
-                result = compact(spark, root, target_files=1)
+                result = compact(spark, root, target_files=1, retry=True)
         except errors.DeltaConcurrentModificationException as conflict:
             record(kind="spark-conflict", error=type(conflict).__name__)
             continue
@@ -155,15 +159,21 @@ def run_stress(root: Path, acks_dir: Path, seconds: float, seed: int) -> dict[st
     deadline = started + seconds
     shared_deadline.value = deadline
     kills = {"impl": 0, "spark": 0}
-    next_spark_kill = started + rng.uniform(0.3, 0.6) * seconds
+    spark_acks = Path(str(spark_ready).removesuffix(".ready"))
+    next_spark_kill = started + rng.uniform(0.2, 0.4) * seconds
     while time.time() < deadline - 0.5:
         time.sleep(rng.uniform(0.2, 0.6))
-        if time.time() >= next_spark_kill and spark_ready.exists() and spark_process.is_alive():
+        # the Spark worker dies at a random moment once it has done some work (its restart
+        # takes a JVM start, so a short run kills it once)
+        done = spark_acks.read_text().count('"version"') if spark_acks.exists() else 0
+        working = done >= 3
+        if time.time() >= next_spark_kill and working and spark_process.is_alive():
             os.kill(spark_process.pid, signal.SIGKILL)
             spark_process.join(10)
             kills["spark"] += 1
             spark_process, spark_ready = spawn(spark_worker)
-            next_spark_kill = time.time() + rng.uniform(60, 120)  # after its JVM restarted
+            spark_acks = Path(str(spark_ready).removesuffix(".ready"))
+            next_spark_kill = time.time() + rng.uniform(5, 30)
             continue
         index = rng.randrange(IMPL_WORKERS)
         victim, ready = impl[index]
@@ -210,7 +220,7 @@ def test_spark_dml_and_compaction_with_impl_writers_under_sigkill_lose_nothing(
     log = DeltaLog(str(root))
     in_log = txn_ids_in_log(root)
     assert all(len(v) == 1 for v in in_log.values()), "a transaction committed twice"
-    expected_operation = {"append": "WRITE", "compact": "OPTIMIZE", "spark-delete": "DELETE",
+    expected_operation = {"append": "WRITE", "spark-delete": "DELETE",
                           "spark-update": "UPDATE", "spark-merge": "MERGE",
                           "spark-compact": "OPTIMIZE"}  # fmt: skip
     acknowledged = [r for r in records if "version" in r and r["kind"] in expected_operation]
@@ -250,7 +260,7 @@ def test_spark_dml_and_compaction_with_impl_writers_under_sigkill_lose_nothing(
     assert _rows(root, live) == have
     spark_commits = Counter(r["kind"] for r in acknowledged if r["kind"].startswith("spark-"))
     assert sum(spark_commits.values()) >= 3, spark_commits
-    assert result["kills"]["impl"] >= 3
+    assert result["kills"]["impl"] >= 3 and result["kills"]["spark"] >= 1
 
     figures = {
         "command": "DELTASPEC_SPARK_STRESS_SECONDS=S DELTASPEC_SPARK_STRESS_RESULTS=PATH "
