@@ -263,8 +263,9 @@ def test_spark_dml_and_compaction_with_impl_writers_under_sigkill_lose_nothing(
     assert result["kills"]["impl"] >= 3 and result["kills"]["spark"] >= 1
 
     figures = {
-        "command": "DELTASPEC_SPARK_STRESS_SECONDS=S DELTASPEC_SPARK_STRESS_RESULTS=PATH "
-        ".venv/bin/python -m pytest -n 0 tests/test_spark_stress.py",
+        "command": f"DELTASPEC_SPARK_STRESS_SECONDS={SECONDS:g} "
+        "DELTASPEC_SPARK_STRESS_RESULTS=PATH .venv/bin/python -m pytest -n 0 "
+        "tests/test_spark_stress.py",
         "seconds": round(result["seconds"], 1),
         "sigkills": result["kills"],
         "commits_in_log": snapshot.version,
