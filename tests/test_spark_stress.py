@@ -74,7 +74,7 @@ def impl_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # prag
     while not deadline.value:  # the clock starts when the Spark worker is up
         time.sleep(0.05)
     while time.time() < deadline.value:
-        time.sleep(rng.uniform(0.02, 0.1))  # about 15 commits/s over all impl workers
+        time.sleep(rng.uniform(0.1, 0.4))  # a few commits/s over all impl workers
         kind = rng.choice(["append"] * 6 + ["checkpoint"])
         try:
             if kind == "append":
@@ -173,7 +173,7 @@ def run_stress(root: Path, acks_dir: Path, seconds: float, seed: int) -> dict[st
             kills["spark"] += 1
             spark_process, spark_ready = spawn(spark_worker)
             spark_acks = Path(str(spark_ready).removesuffix(".ready"))
-            next_spark_kill = time.time() + rng.uniform(5, 30)
+            next_spark_kill = time.time() + rng.uniform(30, 90)
             continue
         index = rng.randrange(IMPL_WORKERS)
         victim, ready = impl[index]
