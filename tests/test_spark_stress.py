@@ -114,7 +114,9 @@ def spark_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # pra
             elif kind == "merge":
                 source = spark.createDataFrame([(rng.randrange(1, 4), part)], "id long, p string")
                 clause = MergeClause("update", assignments={"id": "s.id"})
-                result = merge(spark, root, source, "t.id = s.id AND t.p = s.p", [clause])
+                # the target-only conjunct narrows what MERGE reads to partition `part`
+                on = f"t.id = s.id AND t.p = '{part}'"
+                result = merge(spark, root, source, on, [clause])
             else:
                 result = compact(spark, root, target_files=1, retry=True)
         except errors.DeltaConcurrentModificationException as conflict:
