@@ -312,6 +312,15 @@ def test_format_deltaspec_round_trip_with_options(spark: SparkSession, tmp_path:
     ).save(root)  # already applied: skipped
     assert DeltaLog(root).latest_version() == 1
     assert _info(Path(root), 1)["userMetadata"] == "nightly"
+    with pytest.raises(Exception, match="DELTA_UNSUPPORTED_FEATURE"):  # needs Spark's parser
+        extra.write.format("deltaspec").mode("overwrite").option("replaceWhere", "id = 3").save(
+            root
+        )
+    with pytest.raises(Exception, match="DELTA_REPLACE_WHERE_MISMATCH"):
+        extra.write.format("deltaspec").mode("overwrite").option("replaceWhere", "p = 'b'").save(
+            root
+        )
+    assert DeltaLog(root).latest_version() == 1
     latest = spark.read.format("deltaspec").load(root)
     assert sorted(map(tuple, latest.collect())) == [(1, "a", "x"), (2, "b", None), (3, "a", "z")]
     first = spark.read.format("deltaspec").option("versionAsOf", 0).load(root)

@@ -266,14 +266,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
 }
 
 # script -> why it differs; the test checks each still differs (the list only shrinks)
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "replace_where": (
-        "format('deltaspec') refuses replaceWhere with a typed UnsupportedFeatureError: a Python "
-        "data source gets neither a SparkSession nor Spark's SQL parser to read the predicate; "
-        "DeltaWriter(df).option('replaceWhere', ...) does it (tested against delta-spark in "
-        "test_spark_write.py)"
-    ),
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 # --- comparing --------------------------------------------------------------------------------

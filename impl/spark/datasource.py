@@ -16,10 +16,11 @@ once through OptimisticTransaction (``write.commit_write``, the commit DeltaWrit
 transaction that read the planned snapshot. Options: ``mode`` append/overwrite, ``partitionBy``
 (also as an option, a comma-separated list), ``mergeSchema``, ``overwriteSchema``,
 ``partitionOverwriteMode``, ``txnAppId``/``txnVersion``, ``userMetadata``, ``dataChange``,
-``delta.*`` properties on creation. Spark hands a Python data source neither a session nor its
-parser, so ``replaceWhere`` and tables with CHECK constraints are refused here with a typed
-error: use
-``DeltaWriter`` (Spark's native writer, faster too: README "Writing with Spark").
+``delta.*`` properties on creation, ``replaceWhere`` over partition columns (read by
+partition_sql). Spark hands a Python data source neither a session nor its parser, so a
+``replaceWhere`` over data columns and tables with CHECK constraints are refused here with a
+typed error: use ``DeltaWriter`` (Spark's native writer, faster too: README "Writing with
+Spark").
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,8 +51,13 @@ from deltaspec.impl import codec, errors, history
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.deletion_vectors import deleted_rows
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.spark import files, rewrite, stats
-from deltaspec.impl.spark.errors import InvalidOptionError, NotNullViolationError
+from deltaspec.impl.spark import conditions, files, partition_sql, rewrite, stats
+from deltaspec.impl.spark.errors import (
+    InvalidConditionError,
+    InvalidOptionError,
+    NotNullViolationError,
+    ReplaceWhereWithDynamicPartitionOverwriteError,
+)
 from deltaspec.impl.spark.read import file_path, parse_timestamp, table_schema
 from deltaspec.impl.spark.write import (
     WriteOptions,
@@ -163,6 +170,21 @@ def _conform(
     return pa.Table.from_arrays(columns, schema=target)
 
 
+def _partition_condition(sql: str, partition_columns: Sequence[str], root: str) -> Any:
+    """A replaceWhere over partition columns, read without Spark (partition_sql); anything
+    else needs Spark's parser: UnsupportedFeatureError pointing to DeltaWriter."""
+    try:
+        expr = partition_sql.parse(sql, tuple(partition_columns))
+    except InvalidConditionError as error:
+        raise errors.UnsupportedFeatureError(
+            f"format('deltaspec') reads replaceWhere over partition columns only ({error}); "
+            "data-column predicates need Spark's SQL parser: use deltaspec.impl.spark.DeltaWriter",
+            table=root,
+        ) from None
+    conjunct = conditions.Conjunct(frozenset(expr.columns()), frozenset(), expr)
+    return conditions.Condition(sql, sql, (conjunct,))
+
+
 @dataclass(frozen=True)
 class _Written(WriterCommitMessage):
     """One task's files: (staged path, final relative path, AddFile) and its NOT NULL counts."""
@@ -186,11 +208,9 @@ class _Writer(DataSourceArrowWriter):
         )
         write_options = {k: v for k, v in options.items() if k.lower() != "path"}
         self.opts = WriteOptions.of(write_options)
-        if self.opts.replace_where is not None:
-            raise errors.UnsupportedFeatureError(
-                "replaceWhere needs Spark's SQL parser, which a Python data source does not get: "
-                "use deltaspec.impl.spark.DeltaWriter",
-                table=root,
+        if self.opts.replace_where is not None and self.opts.dynamic_partition_overwrite:
+            raise ReplaceWhereWithDynamicPartitionOverwriteError(
+                "replaceWhere and partitionOverwriteMode=dynamic cannot both be set", table=root
             )
         txn = OptimisticTransaction(DeltaLog(root))
         self.read_version = txn.read_version
@@ -210,6 +230,11 @@ class _Writer(DataSourceArrowWriter):
         self.metadata: Metadata | None = plan.metadata
         self.partition_columns = plan.final.partition_columns
         self.dynamic = bool(self.opts.dynamic_partition_overwrite) and overwrite
+        self.replace: conditions.Condition | None = None
+        if self.opts.replace_where is not None and overwrite and txn.snapshot is not None:
+            self.replace = _partition_condition(
+                self.opts.replace_where, self.partition_columns, root
+            )
         table = StructType.fromJson(plan.schema)
         for f in table.fields:
             if f.name in self.partition_columns and f.dataType.typeName() not in _PARTITION_TYPES:
@@ -298,7 +323,7 @@ class _Writer(DataSourceArrowWriter):
         removes: list[RemoveFile] = []
         if snapshot is not None and self.mode == "Overwrite":
             removes, _ = overwrite_removes(
-                txn, None, self.root, adds, None, self.dynamic, self.opts, self.now
+                txn, None, self.root, adds, self.replace, self.dynamic, self.opts, self.now
             )
         rows = sum(stats.num_records(a.stats) or 0 for a in adds)
         try:
