@@ -43,6 +43,10 @@ CASES: dict[str, tuple[str, str]] = {
     "spark": ("benchmarks.spark_write", "5: Spark write path vs native df.write.parquet"),
     "oracle": ("benchmarks.oracle_throughput", "6: oracle steps/s, model + impl vs model alone"),
     "checkpoint": ("benchmarks.bench_checkpoint", "7: checkpoint write vs delta-rs"),
+    "datasource": (
+        "benchmarks.spark_datasource_write",
+        "8: format('deltaspec') write vs DeltaWriter and native df.write.parquet",
+    ),
 }
 
 

@@ -37,6 +37,12 @@ class DeltaError(Exception):
         )
         super().__init__(f"[{self.error_class}] {message}" + (f" ({where})" if where else ""))
 
+    def getErrorClass(self) -> str:  # PySpark's name, for code written against it
+        return self.error_class
+
+    def getCondition(self) -> str:  # PySpark's name
+        return self.error_class
+
 
 # --- reading the log -------------------------------------------------------------------------
 

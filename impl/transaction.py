@@ -77,8 +77,9 @@ CHANGES_DATA = frozenset(
 class Operation:
     """What the commit records as its operation (commitInfo.operation / operationParameters).
 
-    Parameter values are written as delta-spark writes them: strings, booleans and null as they
-    are (OPTIMIZE's ``"auto":false``, CREATE TABLE's ``"description":null``), lists and other
+    Parameter values are written as delta-spark writes them: strings, booleans, integers and null
+    as they are (OPTIMIZE's ``"auto":false``, CREATE TABLE's ``"description":null``, RESTORE's
+    ``"version":1``), lists and other
     values as a JSON string (``"partitionBy":"[\"p\"]"``)."""
 
     name: str = "WRITE"
@@ -308,7 +309,7 @@ class OptimisticTransaction:
             "timestamp": self.clock(),
             "operation": operation.name,
             "operationParameters": {
-                k: v if isinstance(v, str | bool) or v is None else json.dumps(v)
+                k: v if isinstance(v, str | int) or v is None else json.dumps(v)
                 for k, v in operation.parameters.items()
             },
         }

@@ -105,7 +105,7 @@ def test_merge_updates_deletes_and_inserts(spark, tmp_path):
     assert _rows(spark, root) == [(1, "a", "new"), (2, "a", "y"), (4, "b", "ins")]
     params = _info(root, 1)["operationParameters"]
     assert json.loads(params["matchedPredicates"]) == [
-        {"predicate": "s.v = 'gone'", "actionType": "delete"},
+        {"predicate": "(s.v = 'gone')", "actionType": "delete"},
         {"actionType": "update"},
     ]
     assert json.loads(params["notMatchedPredicates"]) == [{"actionType": "insert"}]

@@ -22,8 +22,9 @@ from pyspark.sql import DataFrame, SparkSession
 from deltaspec.impl import errors, predicates
 from deltaspec.impl.actions import Action, AddFile
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import rewrite
+from deltaspec.impl.spark import conditions, manifest, rewrite
 from deltaspec.impl.spark.dml import write_rows
+from deltaspec.impl.spark.errors import NonPartitionColumnReferenceError
 from deltaspec.impl.spark.read import scan
 from deltaspec.impl.spark.write import require_writable
 from deltaspec.impl.transaction import Operation, OptimisticTransaction
@@ -76,6 +77,7 @@ def compact(
     retry: bool = False,
     max_attempts: int = 3,
     before_commit: Callable[[], None] | None = None,
+    where: str | None = None,
 ) -> CompactionResult:
     """Compact the files of each partition in [start, end] of ``date_column`` (a partition
     column), or of the whole table when no column is given, into ``target_files`` files per
@@ -94,6 +96,19 @@ def compact(
                 f"{date_column!r} is not a partition column of {list(columns)}", table=root
             )
         predicate = _date_range(date_column, start, end)
+    recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
+    if where is not None:
+        parsed = conditions.parse(spark, where, columns, table=root)
+        if not parsed.only_over(columns) or any(c.expr is None for c in parsed.conjuncts):
+            bad = sorted(parsed.columns - set(columns)) or [where]
+            raise NonPartitionColumnReferenceError(
+                f"OPTIMIZE predicate {where!r} must be over partition columns {list(columns)} "
+                f"(not {bad[0]!r})",
+                table=root,
+                version=snapshot.version,
+            )
+        predicate = predicates.conjoin([predicate, *parsed.filters()])
+        recorded = json.dumps([parsed.rendered])
     chosen = rewrite.candidates(snapshot, [predicate])
     groups = {k: v for k, v in _groups(chosen, columns).items() if len(v) > 1}
     if not groups:
@@ -110,7 +125,6 @@ def compact(
     adds = write_rows(spark, root, snapshot, data, data_change=False)
     now = txn.clock()
     removes = [rewrite.remove(f, now, data_change=False, with_stats=True) for f in compacted]
-    recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
     operation = Operation(
         "OPTIMIZE",
         {"predicate": recorded, "zOrderBy": "[]", "clusterBy": "[]", "auto": False},
@@ -131,6 +145,7 @@ def compact(
         txn.track_files_read(f.path for f in compacted)
         try:
             version = txn.commit(actions, operation)
+            manifest.after_commit(root, version)
             return CompactionResult(root, version, len(removes), len(adds), attempts)
         except errors.DeltaConcurrentModificationException:
             if not retry or attempts >= max_attempts:

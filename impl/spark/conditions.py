@@ -12,10 +12,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
 
 from deltaspec.impl import predicates
-from deltaspec.impl.spark.errors import InvalidConditionError
+from deltaspec.impl.spark.errors import (
+    InvalidConditionError,
+    NonDeterministicConditionError,
+    NonDeterministicMergeConditionError,
+    UnresolvedColumnError,
+    UnsupportedSubqueryError,
+)
 
 _COMPARISONS = {
     "EqualTo": "=",
@@ -192,3 +199,68 @@ def partition_tuples_predicate(
     if not disjuncts:
         return predicates.Expr("false")
     return disjuncts[0] if len(disjuncts) == 1 else predicates.Expr("or", tuple(disjuncts))
+
+
+_SUBQUERIES = {"ScalarSubquery", "ListQuery", "Exists", "InSubquery", "LateralSubquery"}
+
+
+def _kinds(node: Any) -> set[str]:
+    return {_kind(node)}.union(*(_kinds(c) for c in _children(node)))
+
+
+def check(
+    frame: DataFrame,
+    sql: str,
+    *,
+    operation: str,
+    table: str,
+    version: int | None,
+    columns: Sequence[str],
+    deterministic: bool = True,
+) -> None:
+    """Refuse a user condition before any work, as delta-spark refuses it: a subquery
+    (DELTA_UNSUPPORTED_SUBQUERY), a column the table does not have (UNRESOLVED_COLUMN, naming the
+    table's ``columns`` and nothing internal), a non-deterministic expression
+    (INVALID_NON_DETERMINISTIC_EXPRESSIONS; in MERGE
+    DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED).
+    ``frame`` is an empty DataFrame with the columns the condition may name (the table's; for
+    MERGE the aliased target and source)."""
+    spark = frame.sparkSession
+    try:
+        root = spark._jsparkSession.sessionState().sqlParser().parseExpression(sql)
+    except Exception as error:  # py4j wraps Spark's ParseException
+        raise InvalidConditionError(
+            f"cannot parse {sql!r}: {error}", table=table, version=version
+        ) from None
+    if _kinds(root) & _SUBQUERIES:
+        raise UnsupportedSubqueryError(
+            f"Subqueries are not supported in the {operation} (condition = {root.sql()}).",
+            table=table,
+            version=version,
+        )
+    try:
+        analyzed = frame.where(sql)._jdf.queryExecution().analyzed()
+    except AnalysisException as error:
+        condition = str(error.getCondition() or "")
+        if condition.startswith("UNRESOLVED_COLUMN"):
+            raise UnresolvedColumnError(
+                f"{operation} condition {sql!r} names a column the table does not have; its "
+                f"columns are {list(columns)}",
+                table=table,
+                version=version,
+            ) from None
+        raise InvalidConditionError(
+            f"{operation} condition {sql!r}: {condition or error}", table=table, version=version
+        ) from None
+    if deterministic and not analyzed.condition().deterministic():
+        refused = (
+            NonDeterministicMergeConditionError
+            if operation == "MERGE"
+            else NonDeterministicConditionError
+        )
+        raise refused(
+            f"The operator expects a deterministic expression, but the {operation} condition "
+            f"{sql!r} is not",
+            table=table,
+            version=version,
+        )

@@ -115,5 +115,49 @@ class UnexpectedPartitionDirectoryError(DeltaError):
 
 
 class InvalidOptionError(DeltaError):
-    error_class = "DELTA_INVALID_OPTION"
+    """A write option with a value delta-spark refuses (``dataChange='no'``, ``txnVersion=1.5``,
+    an unknown save mode): never read as false or truncated."""
+
+    error_class = "DELTA_ILLEGAL_OPTION"
     kind = "INVALID_OPTION"
+
+
+class UnresolvedColumnError(InvalidConditionError):
+    """A condition or assignment naming a column the table does not have (Spark's
+    UNRESOLVED_COLUMN), reported with the table's own columns only."""
+
+    error_class = "UNRESOLVED_COLUMN"
+    kind = "UNRESOLVED_COLUMN"
+
+
+class NonDeterministicConditionError(InvalidConditionError):
+    """A DELETE/UPDATE condition that is not deterministic (``rand()``): refused, as
+    delta-spark refuses it (MERGE: DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED)."""
+
+    error_class = "INVALID_NON_DETERMINISTIC_EXPRESSIONS"
+    kind = "NON_DETERMINISTIC_EXPRESSION"
+
+
+class NonDeterministicMergeConditionError(NonDeterministicConditionError):
+    error_class = "DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED"
+
+
+class UnsupportedSubqueryError(InvalidConditionError):
+    """A DML condition with a subquery (delta-spark refuses them)."""
+
+    error_class = "DELTA_UNSUPPORTED_SUBQUERY"
+    kind = "UNSUPPORTED_SUBQUERY"
+
+
+class UnsafeWritePathError(DeltaError):
+    """A data file would be written through a symlink or outside the table root."""
+
+    error_class = "DELTA_UNSAFE_PATH"
+    kind = "UNSAFE_PATH"
+
+
+class RestoreMissingFilesError(DeltaError):
+    """RESTORE to a version whose data files are gone (VACUUMed): nothing is committed."""
+
+    error_class = "DELTA_CANNOT_RESTORE_TABLE_VERSION"
+    kind = "RESTORE_MISSING_FILES"

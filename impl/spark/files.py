@@ -11,8 +11,10 @@ statistics come from their Parquet footers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,9 +27,71 @@ from pyspark.sql import DataFrame
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, PartitionValues
 from deltaspec.impl.spark import stats
-from deltaspec.impl.spark.errors import NotNullViolationError, UnexpectedPartitionDirectoryError
+from deltaspec.impl.spark.errors import (
+    NotNullViolationError,
+    UnexpectedPartitionDirectoryError,
+    UnsafeWritePathError,
+)
 
 STAGING_DIR = "_delta_staging"
+
+
+def safe_directory(root: str, parts: Sequence[str]) -> str:
+    """``root/parts...`` as a real directory inside ``root``, created where missing, every
+    component checked with lstat: a symlink (or anything not a directory) on the way is refused
+    before a file is moved through it, so a write never lands outside the table root."""
+    current = root
+    for part in parts:
+        if part in {"", ".", ".."} or os.sep in part:
+            raise UnsafeWritePathError(f"unsafe path component {part!r}", table=root)
+        current = os.path.join(current, part)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(current)
+        info = os.lstat(current)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise UnsafeWritePathError(
+                f"{os.path.relpath(current, root)!r} is a symlink or not a directory: "
+                "Spark writes never follow it",
+                table=root,
+                file=current,
+            )
+    return current
+
+
+def reclaim_staging(root: str, retention_ms: int, now_ms: int) -> list[str]:
+    """Delete the staging directories (``_delta_staging/<uuid>``) of writes killed before they
+    cleaned up, with VACUUM's safety rules: only directories whose every entry is older than
+    ``now_ms - retention_ms`` (a live write keeps touching its own), never following a symlink
+    (a symlinked ``_delta_staging`` or entry is left alone), never outside the root. Staged files
+    are never live: a committed file has already moved to its final place. Returns the names
+    deleted."""
+    if retention_ms < 0 or retention_ms != retention_ms:
+        raise ValueError(f"retention must be a non-negative number of ms: {retention_ms!r}")
+    staging = os.path.join(root, STAGING_DIR)
+    try:
+        info = os.lstat(staging)
+    except FileNotFoundError:
+        return []
+    if not stat.S_ISDIR(info.st_mode):
+        return []  # a symlink or a file: not ours to follow
+    cutoff = now_ms - retention_ms
+    deleted = []
+    for entry in sorted(os.scandir(staging), key=lambda e: e.name):
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _newest_ms(entry.path) >= cutoff:
+            continue
+        shutil.rmtree(entry.path)  # rmtree never follows symlinks inside the tree
+        deleted.append(entry.name)
+    return deleted
+
+
+def _newest_ms(directory: str) -> int:
+    newest = os.lstat(directory).st_mtime_ns
+    for folder, dirnames, filenames in os.walk(directory, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            newest = max(newest, os.lstat(os.path.join(folder, name)).st_mtime_ns)
+    return newest // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -74,6 +138,8 @@ def write_files(
 
     Raises NotNullViolationError, before any file reaches the table, when a ``not_null`` column
     received a null."""
+    os.makedirs(root, exist_ok=True)
+    safe_directory(root, [STAGING_DIR])
     staging = os.path.join(root, STAGING_DIR, str(uuid.uuid4()))
     writer = df.write.format("parquet").mode("errorifexists")
     if partition_columns:
@@ -116,9 +182,8 @@ def write_files(
                 f"NOT NULL constraint violated for column: {violated[0]}", table=root
             )
         for source, _, final in found:
-            target = os.path.join(root, *final.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.rename(source, target)
+            *directories, name = final.split("/")
+            os.rename(source, os.path.join(safe_directory(root, directories), name))
         return WrittenFiles(tuple(adds))
     finally:
         shutil.rmtree(staging, ignore_errors=True)

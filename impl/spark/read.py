@@ -7,8 +7,10 @@ values come from its file's ``add.partitionValues``, joined on the file path Spa
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
+import zoneinfo
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,8 +24,10 @@ from deltaspec.impl.deletion_vectors import deleted_rows
 from deltaspec.impl.errors import UnsupportedFeatureError
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import schema as schemas
+from deltaspec.impl.spark.errors import InvalidOptionError
 
 FILE_COLUMN = "__deltaspec_file"
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _GLOB = re.compile(r"([\\*?\[\]{}])")
 
 
@@ -118,15 +122,33 @@ def _drop_deleted_rows(
     return with_index.join(marked, ["__key", "__row"], "left_anti").drop("__row")
 
 
+def parse_timestamp(spark: SparkSession | None, text: str) -> int:
+    """A timestamp string as delta-spark's ``timestampAsOf``/``restoreToTimestamp`` take it
+    (``2026-11-01 10:00:00``, ``2026-11-01``, ISO 8601 with an offset) in ms since the epoch; a
+    time without offset is in the session time zone (``spark.sql.session.timeZone``)."""
+    try:
+        moment = dt.datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        raise InvalidOptionError(f"{text!r} is not a timestamp") from None
+    if moment.tzinfo is None:
+        zone = "UTC" if spark is None else spark.conf.get("spark.sql.session.timeZone", "UTC")
+        moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(str(zone)))
+    return (moment - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
 def read_table(
     spark: SparkSession,
     path: str | os.PathLike[str],
     *,
     version: int | None = None,
     timestamp_ms: int | None = None,
+    timestamp: str | None = None,
 ) -> DataFrame:
-    """The table at ``path``: latest, ``version``, or the version current at ``timestamp_ms``."""
+    """The table at ``path``: latest, ``version``, or the version current at ``timestamp_ms``
+    or at ``timestamp`` (a string, as delta-spark's ``timestampAsOf``)."""
     log = DeltaLog(path)
+    if timestamp is not None:
+        timestamp_ms = parse_timestamp(spark, timestamp)
     if version is not None and timestamp_ms is not None:
         raise ValueError("give version or timestamp_ms, not both")
     if timestamp_ms is not None:

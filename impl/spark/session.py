@@ -50,4 +50,7 @@ def local_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    from deltaspec.impl.spark.datasource import register  # imports pyarrow and the impl
+
+    register(session)
     return session

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -32,7 +32,7 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import conditions, files, rewrite, stats
+from deltaspec.impl.spark import conditions, files, manifest, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import (
     CheckConstraintViolationError,
@@ -62,6 +62,32 @@ SUPPORTED_WRITER_FEATURES = frozenset(
 
 def _flag(value: Any) -> bool:
     return str(value).strip().lower() == "true"
+
+
+def _bool_option(name: str, value: Any, default: bool) -> bool:
+    """A boolean option as DeltaOptions reads it: 'true' or 'false' (any case), else an error,
+    never read as false."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in {"true", "false"}:
+        raise InvalidOptionError(
+            f"Invalid value '{value}' for option '{name}', must be 'true' or 'false'"
+        )
+    return text == "true"
+
+
+def _version_option(name: str, value: Any) -> int:
+    """A non-negative integer option (txnVersion): '1.5', '-1', 'x' or True are errors, never
+    truncated."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or not text.isascii():
+        raise InvalidOptionError(
+            f"Invalid value '{value}' for option '{name}', must be a non-negative integer"
+        )
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -94,13 +120,17 @@ class WriteOptions:
         return cls(
             replace_where=None if get.get("replacewhere") is None else str(get["replacewhere"]),
             dynamic_partition_overwrite=None if mode is None else str(mode).lower() == "dynamic",
-            merge_schema=_flag(get.get("mergeschema", False)),
-            overwrite_schema=_flag(get.get("overwriteschema", False)),
+            merge_schema=_bool_option("mergeSchema", get.get("mergeschema"), False),
+            overwrite_schema=_bool_option("overwriteSchema", get.get("overwriteschema"), False),
             user_metadata=None if get.get("usermetadata") is None else str(get["usermetadata"]),
             txn_app_id=None if app is None else str(app),
-            txn_version=None if version is None else int(version),
-            data_change=_flag(get.get("datachange", True)),
-            replace_where_data_columns=_flag(get.get("replacewhere.datacolumns.enabled", True)),
+            txn_version=None if version is None else _version_option("txnVersion", version),
+            data_change=_bool_option("dataChange", get.get("datachange"), True),
+            replace_where_data_columns=_bool_option(
+                "replaceWhere.dataColumns.enabled",
+                get.get("replacewhere.datacolumns.enabled"),
+                True,
+            ),
             table_properties={
                 key: str(v) for key, v in options.items() if key.lower().startswith("delta.")
             },
@@ -191,14 +221,14 @@ class _Plan:
     def __init__(
         self,
         txn: OptimisticTransaction,
-        df: DataFrame,
+        df_schema: StructType,
         partition_by: Sequence[str] | None,
         mode: str,
         opts: WriteOptions,
         now: int,
     ) -> None:
         table = txn.log.table_path
-        data = as_nullable(json.loads(df.schema.json()))
+        data = as_nullable(json.loads(df_schema.json()))
         current = txn.metadata
         self.metadata: Metadata | None = None
         if current is None:
@@ -294,7 +324,10 @@ def write_delta(
     runs after the data files are written and before the commit (tests interleave there)."""
     save_mode = MODES.get(mode.lower())
     if save_mode is None:
-        raise InvalidOptionError(f"unknown save mode {mode!r}")
+        raise InvalidOptionError(
+            f'The specified save mode "{mode}" is invalid. Valid save modes include "append", '
+            '"overwrite", "ignore", "error", "errorifexists", and "default".'
+        )
     opts = WriteOptions.of(options)
     root = os.path.abspath(path)
     log = DeltaLog(root)
@@ -332,7 +365,7 @@ def write_delta(
         raise OverwriteSchemaWithDynamicPartitionOverwriteError(
             "overwriteSchema cannot be used with dynamic partition overwrite", table=root
         )
-    plan = _Plan(txn, df, partition_by, save_mode, opts, now)
+    plan = _Plan(txn, df.schema, partition_by, save_mode, opts, now)
     partition_columns = plan.final.partition_columns
     condition = None
     if opts.replace_where is not None and save_mode == "Overwrite" and exists:
@@ -373,11 +406,43 @@ def write_delta(
     adds = rewrite.non_empty(written.adds, root)
     removes: list[RemoveFile] = []
     if exists and save_mode == "Overwrite":
-        removes, extra_adds = _overwrite(txn, df, root, adds, condition, dynamic, opts, now)
-        adds.extend(extra_adds)
+        spark = df.sparkSession
+        removes, kept = overwrite_removes(txn, spark, root, adds, condition, dynamic, opts, now)
+        adds.extend(kept)
+    return commit_write(
+        txn,
+        plan.metadata,
+        adds,
+        removes,
+        save_mode,
+        partition_by,
+        opts,
+        now,
+        written.num_records,
+        before_commit,
+        dynamic=bool(dynamic and partition_columns),
+    )
+
+
+def commit_write(
+    txn: OptimisticTransaction,
+    metadata: Metadata | None,
+    adds: Sequence[AddFile],
+    removes: Sequence[RemoveFile],
+    save_mode: str,
+    partition_by: Sequence[str] | None,
+    opts: WriteOptions,
+    now: int,
+    num_output_rows: int,
+    before_commit: Callable[[], None] | None = None,
+    dynamic: bool = False,
+) -> WriteResult:
+    """The WRITE commit (shared by write_delta and the ``deltaspec`` data source): the new
+    metadata if any, the files, the SetTransaction of txnAppId/txnVersion, and commitInfo as
+    delta-spark's WriteIntoDelta records it."""
     actions: list[Action] = []
-    if plan.metadata is not None:
-        actions.append(plan.metadata)
+    if metadata is not None:
+        actions.append(metadata)
     actions.extend(adds)
     actions.extend(removes)
     if opts.txn_app_id is not None and opts.txn_version is not None:
@@ -388,12 +453,16 @@ def write_delta(
     }
     if opts.replace_where is not None and save_mode == "Overwrite":
         parameters["predicate"] = opts.replace_where
+    if dynamic and save_mode == "Overwrite":
+        parameters["isDynamicPartitionOverwrite"] = True
+    if opts.merge_schema:
+        parameters["canMergeSchema"] = True
     operation = Operation(
         "WRITE",
         parameters,
         metrics={
             "numFiles": str(len(adds)),
-            "numOutputRows": str(written.num_records),
+            "numOutputRows": str(num_output_rows),
             "numOutputBytes": str(sum(a.size for a in adds)),
         },
         user_metadata=opts.user_metadata,
@@ -401,6 +470,7 @@ def write_delta(
     if before_commit is not None:
         before_commit()
     version = txn.commit_if_needed(actions, operation)
+    manifest.after_commit(txn.log.table_path, version)
     return WriteResult(version, tuple(adds), tuple(removes))
 
 
@@ -454,9 +524,9 @@ def assert_removable(txn: OptimisticTransaction, root: str) -> None:
         )
 
 
-def _overwrite(
+def overwrite_removes(
     txn: OptimisticTransaction,
-    df: DataFrame,
+    spark: SparkSession | None,
     root: str,
     adds: list[AddFile],
     condition: conditions.Condition | None,
@@ -493,7 +563,7 @@ def _overwrite(
         gone = txn.filter_files(condition.filters())
         return [rewrite.remove(f, now, data_change=change) for f in gone], []
     # data columns (v1.1.0+): delete the matching rows as DELETE does, in this transaction
-    spark = df.sparkSession
+    assert spark is not None
     read = rewrite.read_candidates(txn, condition)
     hit = rewrite.touched(spark, root, snapshot, read, condition.sql)
     kept = rewrite.rewrite_without(spark, root, snapshot, hit, condition.sql, change)
