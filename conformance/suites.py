@@ -51,6 +51,10 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         from deltaspec.conformance.adapters.spark import SparkAdapter
 
         yield SparkAdapter
+    elif name == "deltaspark-ops":
+        from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
+
+        yield DeltaSparkOpsAdapter
     elif name.startswith("cmd:"):
         from deltaspec.conformance.bridge import BridgeAdapter
 
@@ -60,7 +64,9 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         finally:
             process.stop()
     else:
-        raise UnknownAdapter(f"unknown adapter {name!r} (model, impl, deltars, spark, cmd:PROGRAM)")
+        raise UnknownAdapter(
+            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark-ops, cmd:PROGRAM)"
+        )
 
 
 def reader_for(name: str) -> TableReader | None:
