@@ -82,6 +82,7 @@ def delete(
     """DELETE FROM table [WHERE condition]."""
     root, txn, snapshot = _start(path)
     now = txn.clock()
+    rewritten = False  # delta-spark's rewrite path tombstones scanned files, which carry no stats
     if condition is None:
         gone = txn.filter_files()
         kept: list[AddFile] = []
@@ -96,7 +97,8 @@ def delete(
         else:
             gone = rewrite.touched(spark, root, snapshot, read, condition)
             kept = rewrite.rewrite_without(spark, root, snapshot, gone, condition)
-    removes = [rewrite.remove(f, now, with_stats=True) for f in gone]
+            rewritten = True
+    removes = [rewrite.remove(f, now, with_stats=not rewritten) for f in gone]
     before = sum(stats.num_records(f.stats) or 0 for f in gone)
     metrics = {
         "numRemovedFiles": str(len(removes)),
@@ -288,8 +290,11 @@ def merge(
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     parameters = {
         "predicate": json.dumps([parsed.rendered]),
-        "matchedPredicates": json.dumps([c.recorded() for c in matched_clauses]),
-        "notMatchedPredicates": json.dumps([c.recorded() for c in inserts]),
+        # compact JSON, as delta-spark's JsonUtils writes it
+        "matchedPredicates": json.dumps(
+            [c.recorded() for c in matched_clauses], separators=(",", ":")
+        ),
+        "notMatchedPredicates": json.dumps([c.recorded() for c in inserts], separators=(",", ":")),
         "notMatchedBySourcePredicates": "[]",
     }
     metrics = {

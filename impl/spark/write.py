@@ -388,14 +388,20 @@ def write_delta(
     }
     if opts.replace_where is not None and save_mode == "Overwrite":
         parameters["predicate"] = opts.replace_where
+    metrics = {
+        "numFiles": str(len(adds)),
+        "numOutputRows": str(written.num_records),
+        "numOutputBytes": str(sum(a.size for a in adds)),
+    }
+    if save_mode == "Overwrite" and exists:  # as delta-spark 4.4.0 records an overwrite
+        if dynamic and partition_columns:
+            parameters["isDynamicPartitionOverwrite"] = True
+        metrics["numRemovedFiles"] = str(len(removes))
+        metrics["numRemovedBytes"] = str(sum(r.size or 0 for r in removes))
     operation = Operation(
         "WRITE",
         parameters,
-        metrics={
-            "numFiles": str(len(adds)),
-            "numOutputRows": str(written.num_records),
-            "numOutputBytes": str(sum(a.size for a in adds)),
-        },
+        metrics=metrics,
         user_metadata=opts.user_metadata,
     )
     if before_commit is not None:
@@ -491,7 +497,8 @@ def _overwrite(
                 table=root,
             )
         gone = txn.filter_files(condition.filters())
-        return [rewrite.remove(f, now, data_change=change) for f in gone], []
+        # whole files by partition: delta-spark 4.4.0 keeps their stats, as its DELETE does
+        return [rewrite.remove(f, now, data_change=change, with_stats=True) for f in gone], []
     # data columns (v1.1.0+): delete the matching rows as DELETE does, in this transaction
     spark = df.sparkSession
     read = rewrite.read_candidates(txn, condition)
