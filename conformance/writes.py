@@ -236,6 +236,13 @@ WRITERS: dict[str, Writer] = {"impl": spark_writer, "spark": spark_writer}
 
 
 def run_writes(adapter: str, fixtures: Path) -> list[CaseResult]:
+    """``deltaspark-ops``: the live mode (our Spark path against the live engine); otherwise the
+    adapter's writes against the fixtures."""
+    if adapter == "deltaspark-ops":
+        from deltaspec.conformance.adapters.deltaspark_session import delta_session
+
+        with tempfile.TemporaryDirectory(prefix="deltaspec-writes-live-") as scratch:
+            return run_live_writes(delta_session(), Path(scratch))
     writer = WRITERS.get(adapter)
     if writer is None:
         return [CaseResult("writes", Verdict.SKIPPED, (f"no operation writer for {adapter}",))]
