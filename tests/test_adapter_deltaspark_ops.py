@@ -80,6 +80,12 @@ def test_engine_errors_map_to_scenario_kinds_by_error_class():
     conflict = Captured("DELTA_CONCURRENT_APPEND.WITH_PARTITION_HINT",
                         "a concurrent WRITE added data ... committed at version 3.")  # fmt: skip
     assert engine_outcome(conflict) == {"conflict": "CONCURRENT_APPEND", "winner": 3}
+    streaming = Captured(
+        "DELTA_CONCURRENT_TRANSACTION",
+        "same checkpoint?\nConflicting commit: "
+        '{"timestamp":1,"operation":"STREAMING UPDATE","version":4}\nRefer to',
+    )
+    assert engine_outcome(streaming) == {"conflict": "CONCURRENT_TRANSACTION", "winner": 4}
     refused = Captured("DELTA_CANNOT_MODIFY_APPEND_ONLY", "append-only")
     assert engine_outcome(refused) == {"error": "APPEND_ONLY_VIOLATION"}
     assert engine_outcome(Captured("SOMETHING_ELSE", "x"))["error"] == "ENGINE_ERROR"

@@ -61,6 +61,7 @@ _SESSION_SETTINGS = {
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
 }
 _WINNER = re.compile(r"committed at version (\d+)")
+_CONFLICTING_COMMIT = re.compile(r"Conflicting commit: (\{.*\})")
 _ERROR_CLASS = re.compile(r"\[([A-Z_.]+)\]")
 
 
@@ -100,9 +101,24 @@ def engine_outcome(error: BaseException) -> Json:
     if kind is None:
         return {"error": "ENGINE_ERROR", "message": f"{condition}: {str(error)[:300]}"}
     if condition.startswith("DELTA_CONCURRENT") or kind in {"PROTOCOL_CHANGED", "METADATA_CHANGED"}:
-        winner = _WINNER.search(str(error))
-        return {"conflict": kind, "winner": int(winner.group(1)) if winner else None}
+        return {"conflict": kind, "winner": _winner(str(error))}
     return {"error": kind}
+
+
+def _winner(message: str) -> int | None:
+    """The winning version a conflict names: "committed at version N", else the ``version`` of
+    the conflicting commit's commitInfo that delta-spark appends as JSON."""
+    named = _WINNER.search(message)
+    if named is not None:
+        return int(named.group(1))
+    commit = _CONFLICTING_COMMIT.search(message)
+    if commit is None:
+        return None
+    try:
+        version = json.loads(commit.group(1)).get("version")
+    except json.JSONDecodeError:
+        return None
+    return version if isinstance(version, int) else None
 
 
 @dataclass(frozen=True)
