@@ -56,6 +56,10 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter
 
         yield DeltaSparkAdapter
+    elif name == "deltaspark-ops":
+        from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
+
+        yield DeltaSparkOpsAdapter
     elif name.startswith("cmd:"):
         from deltaspec.conformance.bridge import BridgeAdapter
 
@@ -66,7 +70,8 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
             process.stop()
     else:
         raise UnknownAdapter(
-            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark, cmd:PROGRAM)"
+            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark, deltaspark-ops, "
+            "cmd:PROGRAM)"
         )
 
 

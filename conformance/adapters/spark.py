@@ -46,6 +46,8 @@ from deltaspec.impl.spark import (
 )
 
 _JOIN_SECONDS = 600
+Work = Callable[[Callable[[], None]], Any]
+"""An operation to run in a writer's thread, given the hook that pauses it before its commit."""
 
 
 class _Aborted(Exception):
@@ -69,7 +71,7 @@ class _Run:
         if self.abort:
             raise _Aborted("the adapter closed before this writer committed")
 
-    def start(self, work: Callable[[Callable[[], None]], Any]) -> None:
+    def start(self, work: Work) -> None:
         def target() -> None:
             try:
                 self.result = work(self.hook)
@@ -158,14 +160,17 @@ class SparkAdapter:
         state.translation = ops.translate(intent, view)
         work = self._work(state.translation, snapshot)
         self.catalog.learn(actions)
-        state.run = _Run()
-        state.run.start(work)
+        state.run = self._start(work)
 
-    def _work(
-        self, translation: ops.Translation, snapshot: Snapshot | None
-    ) -> Callable[[Callable[[], None]], Any]:
+    def _start(self, work: Work) -> _Run:
+        """Run ``work`` in its own thread until it pauses before its commit."""
+        run = _Run()
+        run.start(work)
+        return run
+
+    def _work(self, translation: ops.Translation, snapshot: Snapshot | None) -> Work:
         """The Spark call for ``translation``, taking the ``before_commit`` hook."""
-        operation, spark, path = translation.operation, self.spark, self.path
+        operation = translation.operation
         if translation.txn is not None and not isinstance(operation, ops.Append):
             raise Unsupported("the Spark path writes a SetTransaction only with an append")
         if isinstance(operation, ops.Create):
@@ -183,18 +188,36 @@ class SparkAdapter:
                 rows = self._rows(snapshot, files)
                 return self._write(rows, "overwrite", {"replaceWhere": predicate})
             case ops.Delete(condition=condition):
-                return lambda hook: delete(spark, path, condition, before_commit=hook)
+                return self._delete(condition)
             case ops.Update(condition=condition):
-                assignment = {ops.FILE_COLUMN: operation.assignment}
-                return lambda hook: update(spark, path, assignment, condition, before_commit=hook)
+                return self._update({ops.FILE_COLUMN: operation.assignment}, condition)
             case ops.Merge():
                 return self._merge(snapshot, operation)
-            case ops.Compact(partitions=None):
-                return lambda hook: compact(spark, path, target_files=1, before_commit=hook)
-            case ops.Compact():
-                raise Unsupported("the Spark path compacts a whole table or a date range")
+            case ops.Compact(partitions=partitions):
+                return self._compact(snapshot, partitions)
+            case ops.SetProperties(properties=properties):
+                return self._set_properties(properties)
             case _:
-                raise Unsupported(f"the Spark path has no operation for {type(operation).__name__}")
+                raise Unsupported(f"{self.name} has no operation for {type(operation).__name__}")
+
+    def _delete(self, condition: str | None) -> Work:
+        spark, path = self.spark, self.path
+        return lambda hook: delete(spark, path, condition, before_commit=hook)
+
+    def _update(self, assignments: Mapping[str, str], condition: str | None) -> Work:
+        spark, path = self.spark, self.path
+        return lambda hook: update(spark, path, assignments, condition, before_commit=hook)
+
+    def _compact(
+        self, snapshot: Snapshot, partitions: Sequence[ops.PartitionValues] | None
+    ) -> Work:
+        if partitions is not None:
+            raise Unsupported("the Spark path compacts a whole table or a date range")
+        spark, path = self.spark, self.path
+        return lambda hook: compact(spark, path, target_files=1, before_commit=hook)
+
+    def _set_properties(self, properties: Mapping[str, str]) -> Work:
+        raise Unsupported("the Spark path has no ALTER TABLE")
 
     def _write(
         self,
@@ -202,7 +225,7 @@ class SparkAdapter:
         mode: str,
         options: Mapping[str, str | int] | None = None,
         partition_by: Sequence[str] | None = None,
-    ) -> Callable[[Callable[[], None]], Any]:
+    ) -> Work:
         """write_delta with one row per data file (so no two scenario files share one)."""
         path, extra = self.path, {"maxRecordsPerFile": 1, **(options or {})}
         return lambda hook: write_delta(
@@ -220,9 +243,7 @@ class SparkAdapter:
         rows = [(f.name, f.partition) for f in files]
         return self._frame(metadata.schema_string, rows, metadata.partition_columns)
 
-    def _merge(
-        self, snapshot: Snapshot, operation: ops.Merge
-    ) -> Callable[[Callable[[], None]], Any]:
+    def _merge(self, snapshot: Snapshot, operation: ops.Merge) -> Work:
         columns = snapshot.metadata.partition_columns
         table, schema_json = datafiles.merge_source(snapshot.metadata.schema_string, columns,
                                                     operation)  # fmt: skip
@@ -234,10 +255,13 @@ class SparkAdapter:
             MergeClause("update", assignments={ops.FILE_COLUMN: "s.new_file"}),
             MergeClause("insert", assignments=datafiles.merge_inserts(columns)),
         ]
-        on, spark, path = operation.on(), self.spark, self.path
+        return self._merge_into(source, operation.on(), clauses)
+
+    def _merge_into(self, source: DataFrame, on: str, clauses: Sequence[MergeClause]) -> Work:
+        spark, path = self.spark, self.path
         return lambda hook: merge(spark, path, source, on, clauses, before_commit=hook)
 
-    def _create(self, create: ops.Create) -> Callable[[Callable[[], None]], Any]:
+    def _create(self, create: ops.Create) -> Work:
         if any(not key.startswith("delta.") for key in create.configuration):
             raise Unsupported("the Spark path sets only delta.* properties when it creates a table")
         schema_json = datafiles.with_row_columns(schema_string(list(create.columns)))
@@ -253,13 +277,16 @@ class SparkAdapter:
         assert run is not None and translation is not None
         run.finish()
         if run.error is not None:
-            return outcome_of(run.error)
+            return self._outcome(run.error)
         landed = getattr(run.result, "version", None)
         if landed is None:
             return {"skipped": True}
         for alias, old in translation.aliases.items():
             self.catalog.add_alias(landed, alias, old)
         return {"committed": landed, "commit_info": datafiles.commit_info(self.root, landed)}
+
+    def _outcome(self, error: BaseException) -> Json:
+        return outcome_of(error)
 
     def try_write(self, writer: str, now: int) -> Json:
         raise Unsupported("the Spark path runs its commit loop to the end")

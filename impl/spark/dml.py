@@ -116,6 +116,7 @@ def delete(
     now = txn.clock()
     if condition is not None:
         _check(spark, snapshot, condition, "DELETE")
+    rewritten = False  # delta-spark's rewrite path tombstones scanned files, which carry no stats
     if condition is None:
         gone = txn.filter_files()
         kept: list[AddFile] = []
@@ -130,7 +131,8 @@ def delete(
         else:
             gone = rewrite.touched(spark, root, snapshot, read, condition)
             kept = rewrite.rewrite_without(spark, root, snapshot, gone, condition)
-    removes = [rewrite.remove(f, now, with_stats=True) for f in gone]
+            rewritten = True
+    removes = [rewrite.remove(f, now, with_stats=not rewritten) for f in gone]
     before = sum(stats.num_records(f.stats) or 0 for f in gone)
     metrics = {
         "numRemovedFiles": str(len(removes)),

@@ -82,7 +82,8 @@ def remove(
     add: AddFile, timestamp: int, *, data_change: bool = True, with_stats: bool = False
 ) -> RemoveFile:
     """The tombstone delta-spark writes for a live file (AddFile.removeWithTimestamp); its
-    DELETE, MERGE and OPTIMIZE keep the file's stats, WRITE and UPDATE do not (the fixtures)."""
+    DELETE of whole files, MERGE and OPTIMIZE keep the file's stats; WRITE, UPDATE and a DELETE
+    that rewrites files do not (the fixtures, and live delta-spark 4.4.0)."""
     return RemoveFile(
         path=add.path,
         deletion_timestamp=timestamp,

@@ -453,18 +453,22 @@ def commit_write(
     }
     if opts.replace_where is not None and save_mode == "Overwrite":
         parameters["predicate"] = opts.replace_where
-    if dynamic and save_mode == "Overwrite":
-        parameters["isDynamicPartitionOverwrite"] = True
     if opts.merge_schema:
         parameters["canMergeSchema"] = True
+    metrics = {
+        "numFiles": str(len(adds)),
+        "numOutputRows": str(num_output_rows),
+        "numOutputBytes": str(sum(a.size for a in adds)),
+    }
+    if save_mode == "Overwrite" and txn.read_version >= 0:  # as delta-spark 4.4.0 records it
+        if dynamic:
+            parameters["isDynamicPartitionOverwrite"] = True
+        metrics["numRemovedFiles"] = str(len(removes))
+        metrics["numRemovedBytes"] = str(sum(r.size or 0 for r in removes))
     operation = Operation(
         "WRITE",
         parameters,
-        metrics={
-            "numFiles": str(len(adds)),
-            "numOutputRows": str(num_output_rows),
-            "numOutputBytes": str(sum(a.size for a in adds)),
-        },
+        metrics=metrics,
         user_metadata=opts.user_metadata,
     )
     if before_commit is not None:
@@ -561,7 +565,8 @@ def overwrite_removes(
                 table=root,
             )
         gone = txn.filter_files(condition.filters())
-        return [rewrite.remove(f, now, data_change=change) for f in gone], []
+        # whole files by partition: delta-spark 4.4.0 keeps their stats, as its DELETE does
+        return [rewrite.remove(f, now, data_change=change, with_stats=True) for f in gone], []
     # data columns (v1.1.0+): delete the matching rows as DELETE does, in this transaction
     assert spark is not None
     read = rewrite.read_candidates(txn, condition)
