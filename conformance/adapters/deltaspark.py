@@ -204,6 +204,10 @@ class DeltaSparkAdapter:
 
     name = "deltaspark"
     capabilities = ACTION_LEVEL - {Capability.COMMIT_STEPS}
+    releases = frozenset({RELEASE})
+    """The one release this engine runs (the oracle draws only it)."""
+    wall_clock = True
+    """Commit timestamps and tombstone expiry follow the engine's clock, not the vector's."""
 
     def __init__(self, root: Path, session: Any | None = None) -> None:
         self.root = root
