@@ -517,6 +517,10 @@ class DeltaSparkAdapter:
 
     def close(self) -> None:
         self.writers.clear()
+        # delta-spark caches every DeltaLog (and its snapshots) per path: forget this table's,
+        # or a long run over many scratch tables fills the driver's heap
+        hadoop_path = self.jvm.org.apache.hadoop.fs.Path(self.path)
+        self.delta.DeltaLog.invalidateCache(self.spark._jsparkSession, hadoop_path)
         for conf, previous in self.confs.items():
             if previous is None:
                 self.spark.conf.unset(conf)

@@ -366,6 +366,12 @@ class DeltaSparkOpsAdapter(SparkAdapter):
 
     def close(self) -> None:
         super().close()
+        # delta-spark caches every DeltaLog (and its snapshots) per path: forget this table's
+        jvm = _jvm(self.spark)
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(str(self.root))
+        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
+            self.spark._jsparkSession, hadoop_path
+        )
         for conf, previous in self._settings.items():
             if previous is None:
                 self.spark.conf.unset(conf)
