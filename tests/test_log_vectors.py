@@ -57,13 +57,33 @@ def test_every_family_has_vectors(vectors):
     assert families == set(FAMILIES)
 
 
+NO_VECTOR_YET = {
+    # The reliability rules that landed with the hostile-input work. Each is checked on real files
+    # by tests/test_reliability_*.py; a language-neutral vector needs the log-vector format to
+    # express special files (symlinks, FIFOs), races with cleanup, or writer-side refusals.
+    "PATH.DATA_FILE": "an add.path leaving the root or entering _delta_log: a log vector to add",
+    "PATH.NO_SYMLINKS": "needs a symlink inside the table: the format has no such entry yet",
+    "PATH.REGULAR_FILES": "needs a FIFO or device at a log name: the format has none yet",
+    "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
+    "SNAPSHOT.CANONICAL_PATH": "./d/x and d/x as one live file: a log vector to add",
+    "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
+    "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
+    "TXN.TABLE_PROPERTIES": "an invalid delta.isolationLevel refused at commit: a vector to add",
+    "TXN.WRITE_BOUNDARY": "a writer staging what its reader refuses: a vector to add",
+}
+
+
 def test_every_rule_in_the_spec_has_a_vector(vectors):
     """A scenario vector or a log vector cites every rule: an engine checked only through the
-    bridge learns something about each one."""
+    bridge learns something about each one. NO_VECTOR_YET names the exceptions, each with its
+    reason and each cited by a real test; an entry that gains a vector must leave the list."""
     cited = {r for s in load_scenarios() for r in s.rules} | {r for v in vectors for r in v.rules}
     known = {rule.id for rule in load_rules()}
-    assert known - cited == set()
+    assert known - cited == set(NO_VECTOR_YET)
     assert cited - known == set()
+    tests = "".join(p.read_text() for p in Path(__file__).parent.glob("test_reliability_*.py"))
+    for rule in NO_VECTOR_YET:
+        assert f'"{rule}"' in tests, f"{rule} has neither a vector nor a reliability test"
 
 
 def test_a_malformed_vector_is_refused():
