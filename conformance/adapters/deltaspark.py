@@ -391,6 +391,10 @@ class DeltaSparkAdapter:
             )
             if metadata is not None:
                 return self._inner("CreateTable")(metadata, False, False, none)
+        if name == "ADD COLUMNS":
+            return self._inner("AddColumns")(self._seq([]))
+        if name == "COMPUTE STATS":
+            return self._inner("ComputeStats")(self._seq([]))
         if name == "DROP FEATURE":
             return self._inner("DropTableFeature")("unknown", False)
         return self._object("ManualUpdate")
