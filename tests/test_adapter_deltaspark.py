@@ -100,7 +100,11 @@ def test_conflict_exceptions_map_to_the_kinds_of_spec_data(spark) -> None:
     assert kinds["CONCURRENT_APPEND"]["exception"].endswith("ConcurrentAppendException")
     delete_read = outcome_of(ConcurrentDeleteReadException("no version here", "", None))
     # no version in the message: the adapter looks the winner up in the log (None: none quoted)
-    assert delete_read == {"conflict": "CONCURRENT_DELETE_READ", "winning_commit": None}
+    assert delete_read == {
+        "conflict": "CONCURRENT_DELETE_READ",
+        "winning_commit": None,
+        "winning_domain": None,
+    }
     assert outcome_of(ValueError("not from the engine")) is None
 
 

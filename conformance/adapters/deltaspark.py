@@ -105,6 +105,7 @@ def _error_class(throwable: Any) -> str | None:
 
 _WINNER = re.compile(r"committed at version (\d+)")
 _CONFLICTING_COMMIT = re.compile(r"Conflicting commit: (\{.*\})")
+_CONFLICTING_DOMAIN = re.compile(r"conflicting metadata domain (\S+) is added")
 
 
 def outcome_of(error: BaseException) -> Json | None:
@@ -132,7 +133,9 @@ def outcome_of(error: BaseException) -> Json | None:
             elif (commit := _CONFLICTING_COMMIT.search(message)) is not None:
                 out["winning_commit"] = json.loads(commit.group(1))
             else:
+                domain = _CONFLICTING_DOMAIN.search(message)
                 out["winning_commit"] = None
+                out["winning_domain"] = None if domain is None else domain.group(1)
             return out
     error_class = None if throwable is None else _error_class(throwable)
     if error_class is not None:
@@ -416,7 +419,11 @@ class DeltaSparkAdapter:
             if failed is None:
                 raise
             if "winning_commit" in failed:
-                winner = self._winner(int(state.txn.readVersion()), failed.pop("winning_commit"))
+                winner = self._winner(
+                    int(state.txn.readVersion()),
+                    failed.pop("winning_commit"),
+                    failed.pop("winning_domain", None),
+                )
                 if winner is not None:
                     failed["winner"] = winner
             return failed
@@ -424,15 +431,25 @@ class DeltaSparkAdapter:
             return {"skipped": True}
         return {"committed": version, "commit_info": self._commit_info(version)}
 
-    def _winner(self, read_version: int, commit_info: Json | None) -> int | None:
+    def _winner(
+        self, read_version: int, commit_info: Json | None, domain: str | None = None
+    ) -> int | None:
         """The winning version of a conflict whose message does not give it: the one commit after
-        the loser's read version whose commitInfo is the one the message quotes, or, when the
-        message quotes none (a domain conflict), the only commit after the read version."""
+        the loser's read version whose commitInfo is the one the message quotes; for a domain
+        conflict (the message names the domain only), the first commit after the read version
+        that sets that domain."""
         latest = max(
             (int(p.stem) for p in (self.root / "_delta_log").glob("*.json") if p.stem.isdigit()),
             default=-1,
         )
         candidates = list(range(read_version + 1, latest + 1))
+        if commit_info is None and domain is not None:
+            for version in candidates:
+                text = (self.root / "_delta_log" / commit_name(version)).read_text("utf-8")
+                lines = (json.loads(line) for line in text.splitlines() if line.strip())
+                if any(a.get("domainMetadata", {}).get("domain") == domain for a in lines):
+                    return version
+            return None
         if commit_info is not None:
             candidates = [
                 v
