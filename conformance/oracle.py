@@ -361,7 +361,6 @@ class OracleMachine(RuleBasedStateMachine):
     ) -> None:
         self.shape = shape
         self.swarm = ["append", *swarm]
-        profile = supported_profile(profile, self.adapters)
         config = {} if attempts is None else {"maxCommitAttempts": attempts}
         self.diff = Differential(self.adapters, TableSetup(profile=profile, config=config))
         columns = [
@@ -456,21 +455,6 @@ class OracleMachine(RuleBasedStateMachine):
             if self.diff is not None:
                 self.d.close()
             shutil.rmtree(self.root, ignore_errors=True)
-
-
-def supported_profile(profile: str, adapters: Sequence[Any]) -> str:
-    """``profile``, or the one release every adapter runs when one of them runs only some
-    (``adapter.releases``, e.g. the live delta-spark engine)."""
-    allowed: set[str] | None = None
-    for adapter in adapters:
-        releases = getattr(adapter, "releases", None)
-        if releases is not None:
-            allowed = set(releases) if allowed is None else allowed & set(releases)
-    if allowed is None or profile in allowed:
-        return profile
-    if not allowed:
-        raise ValueError("the adapters under test run no release in common")
-    return max(allowed, key=lambda r: tuple(int(p) for p in r.split(".")))
 
 
 def machine_for(factories: Sequence[AdapterFactory]) -> type[OracleMachine]:
