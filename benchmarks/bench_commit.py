@@ -36,9 +36,9 @@ from benchmarks.harness import Metric, alternate, seconds, timed
 from benchmarks.tables import EPOCH_MS, TableWriter, write_data_file
 from deltaspec.impl.actions import AddFile
 from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.log.store import LocalLogStore, commit_name, parse_commit_name
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.storage import LocalLogStore, commit_name, parse_commit_name
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 PEER = "delta-rs"
 CONFIGURATION = {"delta.checkpointInterval": "1000000"}

@@ -4,7 +4,7 @@ The table is partitioned by ``p`` into 100 partitions. The transaction is a Seri
 in partition 0: it read ``p = 0`` (a read predicate and the 10 files it matched) and removes
 one of them. Each winner is a blind append of 1,000 files spread over partitions 1..99, so no
 winner conflicts and every check runs to its end: the append check must test every winning add
-against the read predicate. Ours is ``deltaspec.impl.conflicts.check_winning_commit`` (the
+against the read predicate. Ours is ``deltaspec.impl.txn.conflicts.check_winning_commit`` (the
 production path, vectorised with pyarrow); the naive baseline is the model's
 ``deltaspec.model.conflicts.check_winner`` (the executable spec: every add's partition row is
 built and the predicate evaluated in plain Python, one add at a time). Both get already decoded
@@ -27,14 +27,14 @@ from benchmarks.harness import Metric, Target, alternate
 from benchmarks.tables import SCHEMA
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol, RemoveFile
-from deltaspec.impl.conflicts import (
+from deltaspec.impl.predicates import expr
+from deltaspec.impl.table.releases import Release
+from deltaspec.impl.txn.conflicts import (
     CurrentTransactionInfo,
     ReadSet,
     WinningCommit,
     check_winning_commit,
 )
-from deltaspec.impl.predicates import expr
-from deltaspec.impl.releases import Release
 from deltaspec.model import conflicts as model_conflicts
 from deltaspec.model import machine as model_machine
 from deltaspec.model import transaction as model_transaction

@@ -22,8 +22,8 @@ import platform
 import resource
 from pathlib import Path
 
-from deltaspec.conformance.explore import ExploreConfig, ExploreReport, explore
-from deltaspec.conformance.explore_ops import ALPHABET
+from deltaspec.conformance.explore.search import ExploreConfig, ExploreReport, explore
+from deltaspec.conformance.workload.alphabet import ALPHABET
 
 
 def _row(report: ExploreReport) -> dict[str, object]:

@@ -26,7 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
-from deltaspec.conformance.isolation import (
+from deltaspec.conformance.isolation.checker import (
     CommitRecord,
     FileWrite,
     History,

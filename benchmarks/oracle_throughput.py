@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.oracle_throughput [--examples N] [--repeats R] [--out PATH]
 
-Runs the differential state machine (``deltaspec.conformance.oracle``) with the ``ci``
+Runs the differential state machine (``deltaspec.conformance.oracle.machine``) with the ``ci``
 profile's step count, derandomized, ``N`` examples, ``R`` times each, alternating the two
 configurations (A B A B); reports the median steps/s and min–max. A step is one rule:
 a writer beginning, a commit, a checkpoint or a time-travel read, each compared across
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.harness import Metric, Target
 from deltaspec.conformance.adapters.impl import ImplAdapter
-from deltaspec.conformance.oracle import ORACLE_PROFILES, AdapterFactory, run_oracle
+from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, AdapterFactory, run_oracle
 
 
 def run(quick: bool = False) -> list[Metric]:

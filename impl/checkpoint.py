@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl import crashpoints, properties
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from deltaspec.impl.errors import CorruptLogError, DeltaError, VersionExistsError
-from deltaspec.impl.properties import DEFAULT_CHECKPOINT_INTERVAL
+from deltaspec.impl.log import crashpoints
+from deltaspec.impl.log.store import LAST_CHECKPOINT, TEMP_FILE_SAFETY_MS, LogStore
 from deltaspec.impl.snapshot import (
     ADD_COLUMNS,
     DAY_MS,
@@ -47,7 +47,8 @@ from deltaspec.impl.snapshot import (
     log_file_version,
     table_duration_ms,
 )
-from deltaspec.impl.storage import LAST_CHECKPOINT, TEMP_FILE_SAFETY_MS, LogStore
+from deltaspec.impl.table import properties
+from deltaspec.impl.table.properties import DEFAULT_CHECKPOINT_INTERVAL
 
 __all__ = [
     "CHECKPOINT_SCHEMA",

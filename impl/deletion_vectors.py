@@ -8,9 +8,9 @@ import struct
 import uuid
 from pathlib import Path
 
-from deltaspec.impl import paths
 from deltaspec.impl.actions import DeletionVector
 from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
+from deltaspec.impl.table import paths
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
@@ -90,7 +90,7 @@ def roaring_array(blob: bytes) -> set[int]:
 
 def deletion_vector_location(dv: DeletionVector) -> str | None:
     """The ``path`` (as ``add.path`` would hold it) of a deletion vector's file, for
-    :func:`deltaspec.impl.paths.resolve_data_path` to decide (PATH.DATA_FILE), so that a ``u``
+    :func:`deltaspec.impl.table.paths.resolve_data_path` to decide (PATH.DATA_FILE), so that a ``u``
     prefix or a ``p`` path leaving the table is refused like any other path; None for an inline
     DV or an unknown storage type. ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85
     id (ValueError for a malformed id); ``p``: the stored URI itself."""

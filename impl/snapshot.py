@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec, paths
+from deltaspec.impl import codec
 from deltaspec.impl.actions import (
     Action,
     AddFile,
@@ -70,9 +70,7 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
-from deltaspec.impl.paths import resolve_data_path
-from deltaspec.impl.properties import parse_interval_ms
-from deltaspec.impl.storage import (
+from deltaspec.impl.log.store import (
     LAST_CHECKPOINT,
     SIDECARS_DIR,
     FileInfo,
@@ -81,6 +79,9 @@ from deltaspec.impl.storage import (
     commit_name,
     parse_commit_name,
 )
+from deltaspec.impl.table import paths
+from deltaspec.impl.table.paths import resolve_data_path
+from deltaspec.impl.table.properties import parse_interval_ms
 
 __all__ = [
     "ADD_COLUMNS",
@@ -187,7 +188,7 @@ def check_reader_protocol(
 
 # --- path safety ---------------------------------------------------------------------------------
 
-# The one path rule (PATH.DATA_FILE) lives in deltaspec.impl.paths; replay applies it to every
+# The one path rule (PATH.DATA_FILE) lives in deltaspec.impl.table.paths; replay applies it to every
 # add and remove, the checkpoint reader vectorised below.
 
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
-from deltaspec.impl import crashpoints, paths
 from deltaspec.impl.actions import DeletionVector, RemoveFile
 from deltaspec.impl.deletion_vectors import deletion_vector_location
 from deltaspec.impl.errors import (
@@ -42,9 +41,11 @@ from deltaspec.impl.errors import (
     VacuumRetentionNegativeError,
     VacuumRetentionTooShortError,
 )
-from deltaspec.impl.paths import resolve_data_path
+from deltaspec.impl.log import crashpoints
+from deltaspec.impl.log.store import LOG_DIR
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.storage import LOG_DIR
+from deltaspec.impl.table import paths
+from deltaspec.impl.table.paths import resolve_data_path
 
 __all__ = ["VacuumResult", "deletion_vector_path", "vacuum"]
 

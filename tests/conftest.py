@@ -1,7 +1,7 @@
 """Shared test configuration: Hypothesis profiles and the ``rules`` marker.
 
 ``@pytest.mark.rules("LOG.PUT_IF_ABSENT", ...)`` says which spec rules a test
-checks; an unknown rule ID fails collection, and tests/test_spec.py fails
+checks; an unknown rule ID fails collection, and tests/spec/test_spec.py fails
 when a rule is checked by no test and no scenario.
 """
 
@@ -32,7 +32,7 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 RULE_IDS = frozenset(rule.id for rule in load_rules())
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(
     os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark")
 )
@@ -41,10 +41,15 @@ FIXTURES = Path(
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rules(*ids): the spec rule IDs this test checks")
     config.addinivalue_line("markers", "spark: runs on a local SparkSession")
+    config.addinivalue_line(
+        "markers", "slow: starts a SparkSession or another engine process (-m 'not slow' skips)"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.slow)
         for marker in item.iter_markers("rules"):
             unknown = set(marker.args) - RULE_IDS
             if unknown:

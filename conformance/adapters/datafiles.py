@@ -1,7 +1,7 @@
 """Real data files behind scenario files, for the operation-level adapters (delta-rs, Spark).
 
-The mapping is described in ``deltaspec.conformance.operations``: every scenario file is one row
-whose ``_file`` column holds its path. This module writes a scenario's setup as a real table
+The mapping is described in ``deltaspec.conformance.workload.engine``: every scenario file is
+one row whose ``_file`` column holds its path. This module writes a scenario's setup as a real table
 (version 0 and the setup commits, exactly as given, through the production codec, each added
 file a one-row Parquet file with exact ``_file`` statistics), reads back which rows every live
 data file holds, and keeps the catalogue that turns rows into scenario files: each path's
@@ -23,7 +23,8 @@ import pyarrow.parquet as pq
 
 from deltaspec.conformance.adapters.base import Json, TableSetup, Unsupported
 from deltaspec.conformance.adapters.impl import TABLE_ID, to_action
-from deltaspec.conformance.operations import (
+from deltaspec.conformance.harness.scenarios import schema_string
+from deltaspec.conformance.workload.engine import (
     FILE_COLUMN,
     ROW_COLUMN,
     DataFile,
@@ -31,7 +32,6 @@ from deltaspec.conformance.operations import (
     PartitionValues,
     View,
 )
-from deltaspec.conformance.scenarios import schema_string
 from deltaspec.impl import codec, predicates
 from deltaspec.impl.actions import (
     Action,
@@ -43,9 +43,9 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.releases import CURRENT
+from deltaspec.impl.log.store import LocalLogStore, commit_name
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.storage import LocalLogStore, commit_name
+from deltaspec.impl.table.releases import CURRENT
 
 _ARROW = {"string": pa.string(), "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(),
           "byte": pa.int8(), "boolean": pa.bool_(), "date": pa.date32(), "double": pa.float64(),

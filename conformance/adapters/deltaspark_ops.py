@@ -1,13 +1,13 @@
 """Live delta-spark behind the adapter interface, at operation level (``deltaspark-ops``).
 
-The same translation as the ``spark`` adapter (``deltaspec.conformance.operations``: each writer
-becomes an append, overwrite, replaceWhere, DELETE, UPDATE, MERGE, OPTIMIZE or ALTER TABLE over
-the ``_file``/``_row`` data model of ``datafiles``), executed by delta-spark's own commands:
+The same translation as the ``spark`` adapter (``deltaspec.conformance.workload.engine``: each
+writer becomes an append, overwrite, replaceWhere, DELETE, UPDATE, MERGE, OPTIMIZE or ALTER TABLE
+over the ``_file``/``_row`` data model of ``datafiles``), executed by delta-spark's own commands:
 ``df.write.format("delta")`` (modes, ``replaceWhere``, ``txnAppId``/``txnVersion``,
 ``maxRecordsPerFile``, ``delta.*`` properties on creation), ``delta.tables.DeltaTable``'s
-``delete``/``update``/``merge``, ``OPTIMIZE delta.`path` [WHERE …]`` and ``ALTER TABLE
-delta.`path` SET TBLPROPERTIES``. Snapshots, time travel for the judged state and checkpoints come
-from delta-spark's ``DeltaLog``.
+``delete``/``update``/``merge``, ``OPTIMIZE delta.`path` [WHERE …]`` and ``ALTER TABLE delta.`path`
+SET TBLPROPERTIES``. Snapshots, time travel for the judged state and checkpoints come from
+delta-spark's ``DeltaLog``.
 
 Interleaving, as delta-spark's own concurrency tests do it: each writer's command runs in a Python
 thread of its own, which PySpark's pinned-thread mode maps to one JVM thread, with delta-spark's
@@ -38,7 +38,6 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.conformance import operations as ops
 from deltaspec.conformance.adapters import datafiles
 from deltaspec.conformance.adapters.base import (
     Capability,
@@ -49,6 +48,7 @@ from deltaspec.conformance.adapters.base import (
 )
 from deltaspec.conformance.adapters.deltaspark_session import delta_session
 from deltaspec.conformance.adapters.spark import SparkAdapter, Work, outcome_of
+from deltaspec.conformance.workload import engine as ops
 from deltaspec.impl import codec
 from deltaspec.impl.predicates import expr
 from deltaspec.impl.snapshot import Snapshot

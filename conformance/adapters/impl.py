@@ -19,8 +19,8 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
-from deltaspec.conformance.runner import run_scenario
-from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
+from deltaspec.conformance.harness.runner import run_scenario
+from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.impl import codec, errors, predicates
 from deltaspec.impl.actions import (
     Action,
@@ -35,10 +35,10 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.checkpoint import checkpoint_version
-from deltaspec.impl.releases import CURRENT, Release
+from deltaspec.impl.log.store import LocalLogStore, commit_name, parse_commit_name
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, is_checkpoint_name, log_file_version
-from deltaspec.impl.storage import LocalLogStore, commit_name, parse_commit_name
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.table.releases import CURRENT, Release
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 

@@ -13,8 +13,8 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
-from deltaspec.conformance.runner import run_scenario
-from deltaspec.conformance.scenarios import RunResult, Scenario, schema_string
+from deltaspec.conformance.harness.runner import run_scenario
+from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.model import machine as m
 from deltaspec.model import transaction as t
 from deltaspec.model.actions import (

@@ -1,6 +1,6 @@
 """Our Spark write path (``deltaspec.impl.spark``) behind the adapter interface, at operation level.
 
-Each writer becomes the operation ``deltaspec.conformance.operations`` translates it to. The
+Each writer becomes the operation ``deltaspec.conformance.workload.engine`` translates it to. The
 Spark functions read the latest snapshot when they are called and take a ``before_commit`` hook
 that runs once the data files are written, just before the commit. So a writer's ``begin`` (its
 read snapshot) starts the operation in a thread of its own, which runs until the hook pauses it;
@@ -21,7 +21,6 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from deltaspec.conformance import operations as ops
 from deltaspec.conformance.adapters import datafiles
 from deltaspec.conformance.adapters.base import (
     Capability,
@@ -31,7 +30,8 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
-from deltaspec.conformance.scenarios import schema_string
+from deltaspec.conformance.harness.scenarios import schema_string
+from deltaspec.conformance.workload import engine as ops
 from deltaspec.impl import codec, errors
 from deltaspec.impl.checkpoint import checkpoint_version
 from deltaspec.impl.snapshot import DeltaLog, Snapshot

@@ -27,7 +27,7 @@ from deltaspec.impl.spark.dml import write_rows
 from deltaspec.impl.spark.errors import NonPartitionColumnReferenceError
 from deltaspec.impl.spark.read import scan
 from deltaspec.impl.spark.write import require_writable
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
 

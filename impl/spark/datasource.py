@@ -67,7 +67,7 @@ from deltaspec.impl.spark.write import (
     overwrite_removes,
     require_writable,
 )
-from deltaspec.impl.transaction import OptimisticTransaction
+from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 NAME = "deltaspec"
 # partition column types whose text form pyarrow writes as Spark does

@@ -24,7 +24,7 @@ from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import MultipleSourceRowMatchError, UnresolvedColumnError
 from deltaspec.impl.spark.read import FILE_COLUMN, scan, table_schema
 from deltaspec.impl.spark.write import assert_removable, require_writable
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from deltaspec.impl.spark import manifest, rewrite
 from deltaspec.impl.spark.errors import RestoreMissingFilesError
 from deltaspec.impl.spark.read import file_path
 from deltaspec.impl.spark.write import require_writable
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 
 @dataclass(frozen=True)

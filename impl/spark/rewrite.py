@@ -21,7 +21,7 @@ from deltaspec.impl.spark import files, skipping, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.conditions import Condition
 from deltaspec.impl.spark.read import FILE_COLUMN, file_path, scan
-from deltaspec.impl.transaction import OptimisticTransaction
+from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 
 def column_types(snapshot: Snapshot) -> dict[str, str]:

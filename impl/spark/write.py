@@ -1,11 +1,11 @@
 """DataFrame writes into a Delta table (delta-spark's WriteIntoDelta, reference §5.1-5.4).
 
-``DeltaWriter(df).mode("append").partitionBy("p").option("mergeSchema", "true").save(path)``,
-or ``write_delta(df, path, mode=..., partition_by=..., **options)``. Data files are written by
-Spark on the executors (files.py); the commit happens once, on the driver, through
-deltaspec.impl.transaction, with the reads WriteIntoDelta records: nothing for an append (a blind
-append), the whole table for an overwrite, the predicate for replaceWhere, the partitions written
-for a dynamic partition overwrite.
+``DeltaWriter(df).mode("append").partitionBy("p").option("mergeSchema", "true").save(path)``, or
+``write_delta(df, path, mode=..., partition_by=..., **options)``. Data files are written by Spark on
+the executors (files.py); the commit happens once, on the driver, through
+deltaspec.impl.txn.transaction, with the reads WriteIntoDelta records: nothing for an append (a
+blind append), the whole table for an overwrite, the predicate for replaceWhere, the partitions
+written for a dynamic partition overwrite.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from deltaspec.impl.spark.errors import (
     ReplaceWhereMismatchError,
     ReplaceWhereWithDynamicPartitionOverwriteError,
 )
-from deltaspec.impl.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 MODES = {"append": "Append", "overwrite": "Overwrite", "errorifexists": "ErrorIfExists",
          "error": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}  # fmt: skip

@@ -5,7 +5,7 @@ cell (winner operation × loser operation × isolation level × same or disjoint
 
 The cell's outcome, rules and reasoning ("why") come from the matrix data; this script only
 spells them out as vectors (operations as conflict_matrix.json's "operations" describe them).
-tests/test_log_vectors.py checks that the committed vectors equal its output.
+tests/spec/test_log_vectors.py checks that the committed vectors equal its output.
 """
 
 from __future__ import annotations

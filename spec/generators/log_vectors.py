@@ -3,7 +3,7 @@ retention families of log vectors.
 
     python spec/generators/log_vectors.py [OUT]   # default: spec/vectors next to this file
 
-Deterministic: the same files every run (tests/test_log_vectors.py checks the committed ones).
+Deterministic: the same files every run (tests/spec/test_log_vectors.py checks the committed ones).
 Every expectation below is reasoned from the rule the vector cites, by hand; none comes from
 running an implementation.
 """

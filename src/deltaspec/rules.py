@@ -7,9 +7,11 @@ A rule is a level-3 heading ``### <ID> — <title>`` followed by a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from typing import TypeVar
 
 HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)+) — (?P<title>.+)$")
 RULE_ID = re.compile(r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z][A-Z0-9_]*)+\b")
@@ -63,6 +65,30 @@ def load_rules(root: Traversable | None = None) -> list[Rule]:
     return rules
 
 
+Implemented = TypeVar("Implemented", bound=Callable[..., object])
+_IMPLEMENTATIONS: dict[str, set[str]] = {}
+
+
+def rule(*ids: str) -> Callable[[Implemented], Implemented]:
+    """Marks the function that implements spec rules ``ids`` (``@rule("CONFLICT.APPEND_MATCH")``).
+
+    The marker only records ``module:qualname`` per rule (see :func:`implementations`); the
+    function is returned unchanged."""
+
+    def mark(function: Implemented) -> Implemented:
+        where = f"{function.__module__}:{function.__qualname__}"
+        for rule_id in ids:
+            _IMPLEMENTATIONS.setdefault(rule_id, set()).add(where)
+        return function
+
+    return mark
+
+
+def implementations() -> dict[str, tuple[str, ...]]:
+    """Rule ID → the ``module:qualname`` of every marked function imported so far."""
+    return {rule_id: tuple(sorted(where)) for rule_id, where in _IMPLEMENTATIONS.items()}
+
+
 Release = tuple[int, int, int]
 
 
@@ -101,7 +127,8 @@ def rule_text(rule: Rule, root: Traversable | None = None) -> str:
 
 LIVE_ENGINE_FILE = "verified_live.json"
 """spec/data/verified_live.json: the vectors that pass on the live reference engine, by rule
-(written by ``python -m deltaspec.conformance.verified_live``, checked by the live tests)."""
+(written by ``python -m deltaspec.conformance.harness.verified_live``, checked by the live
+tests)."""
 
 
 def verified_live(root: Traversable | None = None) -> dict[str, tuple[str, ...]]:

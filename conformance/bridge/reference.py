@@ -1,0 +1,131 @@
+"""The reference bridge program (spec/bridge.md): our impl served over JSON lines.
+
+    python -m deltaspec.conformance.bridge.reference
+
+Implementers start from this: read a request per line, call their engine, answer with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from deltaspec.conformance.adapters.base import TableSetup, Unsupported, WriterSpec
+from deltaspec.conformance.adapters.impl import ImplAdapter
+
+PROTOCOL = "deltaspec-bridge/1"
+
+
+class Server:
+    def __init__(self) -> None:
+        self.adapter: ImplAdapter | None = None
+        self.root: Path | None = None
+
+    def _close(self) -> None:
+        if self.adapter is not None:
+            self.adapter.close()
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+        self.adapter, self.root = None, None
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "hello":
+            probe = ImplAdapter(Path(tempfile.gettempdir()))
+            return {
+                "protocol": PROTOCOL,
+                "name": "deltaspec-impl",
+                "capabilities": sorted([*(c.value for c in probe.capabilities), "read_table"]),
+            }
+        if method == "create":
+            self._close()
+            self.root = Path(tempfile.mkdtemp(prefix="deltaspec-bridge-"))
+            self.adapter = ImplAdapter(self.root)
+            setup = params["setup"]
+            commits = tuple(tuple(c) for c in setup.get("commits") or [])
+            self.adapter.create(
+                TableSetup(
+                    setup.get("profile"), setup.get("config") or {}, setup.get("table"), commits
+                )
+            )
+            return None
+        if method == "close":
+            self._close()
+            return None
+        if method == "read_table":
+            return read_table(params["path"], params.get("version"))
+        adapter = self.adapter
+        if adapter is None:
+            raise ValueError(f"{method} before create")
+        match method:
+            case "begin":
+                spec = params["spec"]
+                return adapter.begin(
+                    params["writer"],
+                    WriterSpec(
+                        spec["operation"],
+                        spec.get("changes_data"),
+                        spec.get("commit_if_needed", True),
+                    ),
+                    params.get("version"),
+                    params["now"],
+                )
+            case "read":
+                return adapter.read(params["writer"], params["read"])
+            case "stage":
+                return adapter.stage(params["writer"], params["actions"], params["now"])
+            case "commit":
+                return adapter.commit(params["writer"], params["now"])
+            case "try_write":
+                return adapter.try_write(params["writer"], params["now"])
+            case "resolve":
+                return adapter.resolve(params["writer"])
+            case "checkpoint":
+                return adapter.checkpoint(params["version"], params["now"])
+            case "snapshot":
+                return adapter.snapshot(params.get("version"))
+            case "checkpoints":
+                return list(adapter.checkpoints())
+            case "verify":
+                return adapter.verify()
+        raise ValueError(f"unknown method {method!r}")
+
+
+def read_table(path: str, version: int | None) -> Any:
+    """``read_table``: the snapshot of the table at ``path``, or ``{"error": KIND, "message"}``."""
+    from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
+
+    try:
+        return ImplReader().read(Path(path), version)
+    except ReadFailure as failure:
+        return {"error": failure.kind, "message": str(failure)}
+
+
+def serve(source: TextIO, sink: TextIO) -> None:
+    server = Server()
+    try:
+        for line in source:
+            ident: Any = None
+            try:
+                request = json.loads(line)
+                ident = request["id"]
+                result = server.handle(request["method"], request.get("params") or {})
+                response: dict[str, Any] = {"id": ident, "result": result}
+            except Unsupported as error:
+                response = {"id": ident, "error": {"kind": "UNSUPPORTED", "message": str(error)}}
+            except (KeyError, ValueError, TypeError) as error:
+                response = {"id": ident, "error": {"kind": "BAD_REQUEST", "message": str(error)}}
+            except Exception as error:
+                kind = {"kind": "INTERNAL", "message": f"{type(error).__name__}: {error}"}
+                response = {"id": ident, "error": kind}
+            sink.write(json.dumps(response) + "\n")
+            sink.flush()
+    finally:
+        server._close()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin, sys.stdout)

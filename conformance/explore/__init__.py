@@ -1,0 +1,1 @@
+"""Bounded exhaustive exploration of interleavings over the model (``deltaspec explore``)."""

@@ -1,0 +1,95 @@
+"""Faults the explorer can run the model with, to show that it finds what it should.
+
+- :class:`OverwritingLog`: a log store without put-if-absent (LOG.PUT_IF_ABSENT broken): a
+  write to an existing version replaces that commit and reports success, so two writers
+  can both be told they committed the same version; the first one's commit is lost.
+- :data:`MUTANTS`: a model rule swapped for a broken one for the duration of a run
+  (:func:`mutated`); the model's code is not changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from deltaspec.conformance.workload.alphabet import ExploreError
+from deltaspec.model import conflicts
+from deltaspec.model.actions import Action
+from deltaspec.model.isolation import IsolationLevel
+from deltaspec.model.log import Log
+from deltaspec.model.profiles import Profile
+from deltaspec.model.transaction import PreparedCommit
+
+
+def _append(log: Log, version: int, actions: tuple[Action, ...], timestamp: int) -> Log:
+    written = Log.put_if_absent(log, version, actions, timestamp)
+    assert written is not None
+    return written
+
+
+@dataclass(frozen=True)
+class OverwritingLog(Log):
+    """A log store without mutual exclusion (LOG.PUT_IF_ABSENT broken): writing a version that
+    exists replaces that commit, and the writer is told it succeeded. Later commits stay."""
+
+    @classmethod
+    def of(cls, log: Log) -> OverwritingLog:
+        return cls(log.commits, log.snapshots, log.checkpoints)
+
+    def put_if_absent(
+        self, version: int, actions: tuple[Action, ...], timestamp: int
+    ) -> Log | None:
+        if version > self.latest_version:
+            written = Log.put_if_absent(self, version, actions, timestamp)
+            return None if written is None else OverwritingLog.of(written)
+        log = Log(self.commits[:version], self.snapshots[:version])
+        log = _append(log, version, actions, timestamp)
+        for later in self.commits[version + 1 :]:
+            log = _append(log, later.version, later.actions, later.timestamp)
+        return OverwritingLog.of(log)
+
+
+def _no_append_check_under_serializable(
+    original: conflicts.Check,
+) -> conflicts.Check:
+    def check(
+        current: PreparedCommit, winner: conflicts.WinningCommit, profile: Profile
+    ) -> conflicts.Verdict:
+        if current.isolation_level is IsolationLevel.SERIALIZABLE:
+            return current
+        return original(current, winner, profile)
+
+    return check
+
+
+MUTANTS: dict[str, tuple[str, str, Callable[[conflicts.Check], conflicts.Check]]] = {
+    "no-append-check-under-serializable": (
+        "check_added_files",
+        "CONFLICT.APPEND_MATCH is skipped for Serializable transactions",
+        _no_append_check_under_serializable,
+    ),
+}
+"""Model mutants: id -> (function of ``deltaspec.model.conflicts`` replaced, what it breaks,
+the wrapper that breaks it)."""
+
+
+@contextmanager
+def mutated(mutant: str | None) -> Iterator[None]:
+    """Run the block with ``mutant``'s rule swapped into the model, then restore it.
+
+    ``check_order`` looks its checks up in the conflicts module on every call, so rebinding
+    the module attribute changes the rule for everything the block runs, and nothing after.
+    """
+    if mutant is None:
+        yield
+        return
+    if mutant not in MUTANTS:
+        raise ExploreError(f"unknown mutant {mutant!r}; known: {', '.join(MUTANTS)}")
+    name, _, wrap = MUTANTS[mutant]
+    original = getattr(conflicts, name)
+    setattr(conflicts, name, wrap(original))
+    try:
+        yield
+    finally:
+        setattr(conflicts, name, original)

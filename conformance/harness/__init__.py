@@ -1,0 +1,3 @@
+"""The neutral harness: vectors, the runner, verdicts, suites, the gate, reports and known issues.
+
+It judges any adapter and sees neither the model nor the impl (tests/tools/test_packaging.py)."""

@@ -1,0 +1,233 @@
+"""The fixtures suite: tables delta-spark wrote (../shared/fixtures/delta-spark) read by an
+implementation and compared with independent expectations.
+
+Expectations, none of them produced by the reader under test:
+- the manifest's latest version, and the error kind each negative table documents;
+- for tables whose JSON commits run from version 0, the model's replay of those commits at every
+  version (files, protocol, properties, partition columns, app ids, domains);
+- the rows Spark read at the labelled versions (``_expected/<table>/<label>/table_content``).
+
+The corpus is pinned by the SHA-256 of its MANIFEST.json, as DAT consumers pin theirs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from deltaspec.conformance.adapters.model import read_log_action
+from deltaspec.conformance.adapters.model import snapshot_json as model_snapshot_json
+from deltaspec.conformance.adapters.readers import ReadFailure, TableReader
+from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.model.actions import Action, Commit
+from deltaspec.model.snapshot import Snapshot, apply_commit
+
+Json = dict[str, Any]
+PINNED_MANIFEST_SHA256 = "c747eccc75b2ce807d7567e47c3fa29c3714b85baac6908ab365788a25f0d197"
+COMMIT = re.compile(r"^(\d{20})\.json$")
+COMPARED = ("files", "protocol", "properties", "partition_columns", "app_txns", "domains")
+
+NEGATIVE_KINDS: dict[str, str] = {
+    "golden-versions-not-contiguous": "VERSIONS_NOT_CONTIGUOUS",
+    "golden-invalid-protocol-version": "UNSUPPORTED_PROTOCOL",
+    "golden-checkpoint-missing-protocol": "MISSING_PROTOCOL_OR_METADATA",
+    "rs-errlog-gap-after-checkpoint": "VERSIONS_NOT_CONTIGUOUS",
+}
+"""The error kind each negative table must be refused with (the manifest's notes)."""
+
+STATE_NOT_COMPARABLE: dict[str, str] = {
+    "krs-multipart-checkpoint-txn": "its checkpoint parts were post-processed by the "
+    "delta-kernel-rs authors and disagree with the JSON commits the model replays",
+}
+ROWS_NOT_COMPARABLE: dict[str, str] = {
+    "golden-partition-values-all-types": "a zone-less timestamp partition value written in a "
+    "UTC-7 session: the expected row depends on the reader's session zone",
+}
+
+
+class ManifestMismatch(Exception):
+    """The fixtures directory is not the corpus this suite was pinned to."""
+
+
+@dataclass(frozen=True)
+class FixtureTable:
+    name: str
+    category: str
+    latest_version: int
+    labels: tuple[str, ...]
+
+
+def manifest_sha256(directory: Path) -> str:
+    return hashlib.sha256((directory / "MANIFEST.json").read_bytes()).hexdigest()
+
+
+def load_manifest(
+    directory: Path, *, pinned: str | None = PINNED_MANIFEST_SHA256
+) -> list[FixtureTable]:
+    digest = manifest_sha256(directory)
+    if pinned is not None and digest != pinned:
+        raise ManifestMismatch(
+            f"{directory}/MANIFEST.json has SHA-256 {digest}, the suite is pinned to {pinned} "
+            "(pass --fixtures-sha256 to accept another corpus)"
+        )
+    tables = json.loads((directory / "MANIFEST.json").read_text(encoding="utf-8"))["tables"]
+    return [
+        FixtureTable(
+            t["name"],
+            t["category"],
+            t["latest_version"],
+            tuple(v["label"] for v in t["expected"].get("versions", []))
+            if t["expected"].get("provided")
+            else (),
+        )
+        for t in tables
+    ]
+
+
+def commit_files(table: Path) -> dict[int, Path]:
+    log = table / "_delta_log"
+    found = {int(m[1]): p for p in log.iterdir() if (m := COMMIT.match(p.name))}
+    return dict(sorted(found.items()))
+
+
+def model_snapshots(table: Path) -> Iterator[Json]:
+    """The model's snapshot JSON after each commit, for logs whose commits start at 0."""
+    files = commit_files(table)
+    if list(files) != list(range(len(files))):
+        return
+    snapshot = Snapshot()
+    for version, path in files.items():
+        actions: list[Action] = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                action = read_log_action(json.loads(line), snapshot)
+                if action is not None:
+                    actions.append(action)
+        snapshot = apply_commit(snapshot, Commit(version, tuple(actions)))
+        yield model_snapshot_json(snapshot)
+
+
+def _label_version(label: str) -> int | None:
+    return None if label == "latest" else int(label[1:])
+
+
+def _rows(table: pa.Table, names: list[str]) -> list[str]:
+    columns = [table.column(n).to_pylist() for n in names]
+    return sorted(repr(row) for row in zip(*columns, strict=True)) if columns else []
+
+
+def _same_rows(ours: pa.Table, expected: pa.Table) -> bool:
+    names = expected.column_names
+    if not set(names) <= set(ours.column_names) or ours.num_rows != expected.num_rows:
+        return False
+    if not ours.num_rows:
+        return True
+    cast = pa.table({n: ours.column(n).cast(expected.schema.field(n).type) for n in names})
+    return _rows(cast, names) == _rows(expected, names)
+
+
+def check_table(reader: TableReader, directory: Path, table: FixtureTable) -> list[CaseResult]:
+    """Every check of one fixture table; case ids are ``fixtures/<table>/<what>``."""
+    root = directory / table.name
+    case = f"fixtures/{table.name}"
+    if table.category == "negative":
+        want = NEGATIVE_KINDS.get(table.name, "ANY")
+        try:
+            reader.read(root, None)
+        except ReadFailure as failure:
+            if want in {"ANY", failure.kind}:
+                return [CaseResult(f"{case}/refused", Verdict.PASS)]
+            return [CaseResult(f"{case}/refused", Verdict.WRONG_KIND,
+                               (f"expected {want}, got {failure.kind}",))]  # fmt: skip
+        return [
+            CaseResult(f"{case}/refused", Verdict.UNSAFE, (f"read a table that must fail {want}",))
+        ]
+    results: list[CaseResult] = []
+    try:
+        latest = reader.read(root, None)
+    except ReadFailure as failure:
+        verdict = Verdict.SKIPPED if failure.kind == "UNSUPPORTED_FEATURE" else Verdict.WRONG
+        return [CaseResult(f"{case}/latest", verdict, (str(failure),))]
+    results.append(
+        CaseResult(f"{case}/latest", Verdict.PASS)
+        if latest["version"] == table.latest_version
+        else CaseResult(
+            f"{case}/latest",
+            Verdict.WRONG,
+            (f"version {latest['version']}, expected {table.latest_version}",),
+        )
+    )
+    for expected in model_snapshots(root):
+        version = expected["version"]
+        if table.name in STATE_NOT_COMPARABLE:
+            reason = STATE_NOT_COMPARABLE[table.name]
+            results.append(CaseResult(f"{case}/v{version}", Verdict.SKIPPED, (reason,)))
+            continue
+        results.append(_compare_state(reader, root, f"{case}/v{version}", version, expected))
+    for label in table.labels:
+        results.append(_compare_rows(reader, directory, table, label))
+    return results
+
+
+def _compare_state(
+    reader: TableReader, root: Path, case: str, version: int, expected: Json
+) -> CaseResult:
+    try:
+        ours = reader.read(root, version)
+    except ReadFailure as failure:
+        if failure.kind in {"VERSION_NOT_FOUND", "UNSUPPORTED_FEATURE"}:
+            return CaseResult(case, Verdict.SKIPPED, (str(failure),))
+        return CaseResult(case, Verdict.WRONG, (str(failure),))
+    details, verdict = [], Verdict.PASS
+    for key in COMPARED:
+        if key not in ours:
+            continue
+        if ours[key] != expected.get(key):
+            details.append(f"{key}: model {expected.get(key)!r}, reader {ours[key]!r}")
+            verdict = max(verdict, Verdict.UNSAFE if key == "files" else Verdict.WRONG,
+                          key=lambda v: v.severity)  # fmt: skip
+    return CaseResult(case, verdict, tuple(details))
+
+
+def _compare_rows(
+    reader: TableReader, directory: Path, table: FixtureTable, label: str
+) -> CaseResult:
+    case = f"fixtures/{table.name}/rows@{label}"
+    if table.name in ROWS_NOT_COMPARABLE:
+        return CaseResult(case, Verdict.SKIPPED, (ROWS_NOT_COMPARABLE[table.name],))
+    expected = pq.read_table(directory / "_expected" / table.name / label / "table_content")
+    try:
+        ours = reader.rows(directory / table.name, _label_version(label))
+    except ReadFailure as failure:
+        verdict = Verdict.SKIPPED if failure.kind == "UNSUPPORTED_FEATURE" else Verdict.WRONG
+        return CaseResult(case, verdict, (str(failure),))
+    if ours is None:
+        return CaseResult(case, Verdict.SKIPPED, (f"{reader.name} cannot scan",))
+    if _same_rows(ours, expected):
+        return CaseResult(case, Verdict.PASS)
+    return CaseResult(
+        case, Verdict.UNSAFE, (f"{ours.num_rows} rows, expected {expected.num_rows}",)
+    )
+
+
+def run_fixtures(
+    reader: TableReader,
+    directory: Path,
+    *,
+    pinned: str | None = PINNED_MANIFEST_SHA256,
+    progress: Callable[[str], None] | None = None,
+) -> list[CaseResult]:
+    results = []
+    for table in load_manifest(directory, pinned=pinned):
+        if progress is not None:
+            progress(table.name)
+        results.extend(check_table(reader, directory, table))
+    return results

@@ -1,0 +1,92 @@
+"""The CI gate of ``deltaspec conformance``: coverage is part of the verdict.
+
+A run passes only when no case fails (verdicts.py) **and** the run covered what the gate asks:
+every ``--require``d capability is declared by the adapter, and at least ``--min-cases`` cases
+(default 1) actually ran rather than being skipped, so an adapter that declines everything
+cannot pass. ``--profile RELEASE`` judges an engine against the delta-spark release it follows:
+a vector applies when its own profile is in RELEASE's minor line, or when it targets the newest
+release and every rule it cites holds at RELEASE (their ``Releases:`` lines); the others are
+skipped with that reason.
+
+Exit codes (README.md, ``deltaspec conformance --help``): 0 pass; 1 a case failed; 2 usage or
+set-up error (unknown adapter, a bridge that does not start, bad corpus); 3 coverage not met.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from deltaspec.conformance.harness.scenarios import Scenario
+from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.rules import Release, Rule, covers
+
+EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE = 0, 1, 2, 3
+NEWEST = "4.4.0"
+
+
+@dataclass(frozen=True)
+class Gate:
+    require: frozenset[str] = frozenset()
+    min_cases: int = 1
+    profile: str | None = None
+
+
+@dataclass
+class Coverage:
+    """What a run covered, next to what the gate asked."""
+
+    capabilities: frozenset[str] = frozenset()
+    ran: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_release(text: str) -> Release:
+    parts = text.strip().lstrip("v").split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"a release is X.Y.Z, not {text!r}")
+    return (int(parts[0]), int(parts[1]), int(parts[2]))
+
+
+def not_for_release(scenario: Scenario, release: Release, rules: Mapping[str, Rule]) -> str | None:
+    """Why ``scenario`` does not apply to an engine following ``release`` (None: it applies)."""
+    own = parse_release(scenario.data.get("profile", NEWEST))
+    if own[:2] == release[:2]:
+        return None
+    if own != parse_release(NEWEST):
+        return f"written for release {'.'.join(map(str, own))}"
+    outside = [r for r in scenario.rules if r in rules and not covers(rules[r].releases, release)]
+    if outside:
+        return f"{outside[0]} does not hold at {'.'.join(map(str, release))}"
+    return None
+
+
+def ran(results: Iterable[CaseResult]) -> int:
+    return sum(r.verdict is not Verdict.SKIPPED for r in results)
+
+
+def judge_coverage(
+    gate: Gate, capabilities: frozenset[str], results: Iterable[CaseResult]
+) -> Coverage:
+    count = ran(results)
+    problems = [
+        f"required capability {cap!r} is not declared by the adapter"
+        for cap in sorted(gate.require - capabilities)
+    ]
+    if count < gate.min_cases:
+        problems.append(
+            f"only {count} case(s) ran (the rest were skipped); the gate needs at least "
+            f"{gate.min_cases} (--min-cases)"
+        )
+    return Coverage(capabilities, count, problems)
+
+
+def skip_reason(result: CaseResult) -> str:
+    return result.details[0] if result.details else "no reason given"
+
+
+def skips_by_reason(results: Iterable[CaseResult]) -> list[tuple[str, int]]:
+    """Skipped cases grouped by their reason, most frequent first."""
+    counter = Counter(skip_reason(r) for r in results if r.verdict is Verdict.SKIPPED)
+    return sorted(counter.items(), key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,228 @@
+"""Log vectors (spec/log-vectors.md): a ``_delta_log`` written out from JSON, read by any
+``TableReader``, judged against the snapshot or error kind the spec requires.
+
+This module sees neither the model nor the impl: it writes files (checkpoint Parquet with
+pyarrow) and compares JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Protocol
+
+import jsonschema
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.rules import spec_root
+
+Json = dict[str, Any]
+SKIP_KINDS = frozenset({"UNSUPPORTED_FEATURE", "UNSUPPORTED_PROTOCOL"})
+FAMILIES = ("log", "action", "snapshot", "checkpoint", "retention")
+
+
+class LogReader(Protocol):
+    """What a log vector needs of a reader: the snapshot JSON of ``root`` at ``version``
+    (None: latest), or ``readers.ReadFailure`` with a kind."""
+
+    name: str
+
+    def read(self, root: Path, version: int | None) -> Json: ...
+
+
+class LogVectorError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class LogVector:
+    source: str
+    data: Json
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(self.data["rules"])
+
+
+@cache
+def schema() -> Json:
+    text = (spec_root() / "log-vector.schema.json").read_text(encoding="utf-8")
+    loaded: Json = json.loads(text)
+    return loaded
+
+
+def parse(text: str, source: str) -> LogVector:
+    data = json.loads(text)
+    errors = list(jsonschema.Draft202012Validator(schema()).iter_errors(data))
+    if errors:
+        where = "/".join(str(p) for p in errors[0].path) or "(root)"
+        raise LogVectorError(f"{source}: schema violation at {where}: {errors[0].message}")
+    return LogVector(source, data)
+
+
+def _walk(root: Traversable | Path, prefix: str) -> Iterator[tuple[str, Traversable | Path]]:
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.is_dir():
+            yield from _walk(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".json"):
+            yield f"{prefix}{entry.name}", entry
+
+
+def load_log_vectors(
+    directories: Iterable[Path] = (), *, include_spec: bool = True
+) -> list[LogVector]:
+    roots: list[Traversable | Path] = [spec_root() / "vectors"] if include_spec else []
+    roots += list(directories)
+    vectors = [
+        parse(entry.read_text(encoding="utf-8"), f"{root}/{name}")
+        for root in roots
+        for name, entry in _walk(root, "")
+    ]
+    ids = [v.id for v in vectors]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise LogVectorError(f"duplicate log vector ids: {duplicates}")
+    return vectors
+
+
+# --- writing the log ---------------------------------------------------------------------------
+
+_STRINGS = pa.map_(pa.string(), pa.string())
+_DV = pa.struct([("storageType", pa.string()), ("pathOrInlineDv", pa.string()),
+                 ("offset", pa.int32()), ("sizeInBytes", pa.int32()),
+                 ("cardinality", pa.int64())])  # fmt: skip
+CHECKPOINT_SCHEMA = pa.schema([
+    ("txn", pa.struct([("appId", pa.string()), ("version", pa.int64()),
+                       ("lastUpdated", pa.int64())])),
+    ("add", pa.struct([("path", pa.string()), ("partitionValues", _STRINGS), ("size", pa.int64()),
+                       ("modificationTime", pa.int64()), ("dataChange", pa.bool_()),
+                       ("stats", pa.string()), ("tags", _STRINGS), ("deletionVector", _DV)])),
+    ("remove", pa.struct([("path", pa.string()), ("deletionTimestamp", pa.int64()),
+                          ("dataChange", pa.bool_()), ("extendedFileMetadata", pa.bool_()),
+                          ("partitionValues", _STRINGS), ("size", pa.int64()),
+                          ("deletionVector", _DV)])),
+    ("metaData", pa.struct([("id", pa.string()), ("name", pa.string()),
+                            ("description", pa.string()),
+                            ("format", pa.struct([("provider", pa.string()),
+                                                  ("options", _STRINGS)])),
+                            ("schemaString", pa.string()),
+                            ("partitionColumns", pa.list_(pa.string())),
+                            ("configuration", _STRINGS), ("createdTime", pa.int64())])),
+    ("protocol", pa.struct([("minReaderVersion", pa.int32()), ("minWriterVersion", pa.int32()),
+                            ("readerFeatures", pa.list_(pa.string())),
+                            ("writerFeatures", pa.list_(pa.string()))])),
+    ("domainMetadata", pa.struct([("domain", pa.string()), ("configuration", pa.string()),
+                                  ("removed", pa.bool_())])),
+])  # fmt: skip
+"""The checkpoint Parquet schema of spec/log-vectors.md."""
+
+
+def write_log(root: Path, log: Json) -> None:
+    """Materialise a vector's ``log`` under ``root/_delta_log``."""
+    directory = root / "_delta_log"
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in log.items():
+        path = directory / name
+        if isinstance(content, list):
+            lines = (json.dumps(a, separators=(",", ":")) + "\n" for a in content)
+            path.write_text("".join(lines), encoding="utf-8")
+        elif "text" in content:
+            path.write_bytes(content["text"].encode("utf-8"))
+        elif "json" in content:
+            path.write_text(json.dumps(content["json"], separators=(",", ":")) + "\n")
+        else:
+            table = pa.Table.from_pylist(content["checkpoint"], schema=CHECKPOINT_SCHEMA)
+            pq.write_table(table, path)
+
+
+# --- judging -----------------------------------------------------------------------------------
+
+
+def _judge_read(reader: LogReader, root: Path, read: Json) -> tuple[Verdict, list[Json]]:
+    from deltaspec.conformance.adapters.readers import ReadFailure
+
+    version = read["version"]
+    try:
+        got = reader.read(root, version)
+    except ReadFailure as failure:
+        if failure.kind in SKIP_KINDS:
+            return Verdict.SKIPPED, [{"version": version, "skipped": str(failure)}]
+        if "error" in read:
+            ok = failure.kind == read["error"]
+            verdict = Verdict.PASS if ok else Verdict.WRONG_KIND
+        else:
+            verdict = Verdict.WRONG
+        entry = {"version": version, "verdict": verdict.value,
+                 "expected": read.get("error", read.get("expect")), "got": {"error": failure.kind},
+                 "message": str(failure)[:500]}  # fmt: skip
+        return verdict, [] if verdict is Verdict.PASS else [entry]
+    if "error" in read:
+        entry = {"version": version, "verdict": "unsafe", "expected": {"error": read["error"]},
+                 "got": _comparable(got, read.get("expect", got))}  # fmt: skip
+        return Verdict.UNSAFE, [entry]
+    failures = []
+    worst = Verdict.PASS
+    for key, want in read["expect"].items():
+        if key not in got:
+            continue  # the reader does not report it
+        have = got[key]
+        if key in {"files", "tombstones"}:
+            want, have = sorted(want), sorted(have)
+        if want != have:
+            verdict = Verdict.UNSAFE if key == "files" else Verdict.WRONG
+            failures.append({"version": version, "key": key, "verdict": verdict.value,
+                             "expected": want, "got": have})  # fmt: skip
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    return worst, failures
+
+
+def _comparable(got: Json, want: Json) -> Json:
+    return {k: got[k] for k in want if k in got}
+
+
+def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
+    with tempfile.TemporaryDirectory(prefix="deltaspec-log-vector-") as scratch:
+        root = Path(scratch) / "table"
+        write_log(root, vector.data["log"])
+        worst, failures, skipped = Verdict.PASS, [], []
+        for read in vector.data["reads"]:
+            try:
+                verdict, found = _judge_read(reader, root, read)
+            except Exception as error:  # a reader crash fails the vector
+                verdict = Verdict.ERROR
+                found = [{"version": read["version"], "verdict": "error",
+                          "got": f"{type(error).__name__}: {error}"[:500]}]  # fmt: skip
+            if verdict is Verdict.SKIPPED:
+                skipped += found
+                continue
+            failures += found
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    if skipped and worst is Verdict.PASS and len(skipped) == len(vector.data["reads"]):
+        return CaseResult(vector.id, Verdict.SKIPPED, (skipped[0]["skipped"],), vector.rules)
+    details = tuple(json.dumps(f, sort_keys=True)[:400] for f in failures)
+    return CaseResult(vector.id, worst, details, vector.rules, failures=tuple(failures))
+
+
+def run_log_vectors(
+    reader: LogReader,
+    vectors: Sequence[LogVector],
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> list[CaseResult]:
+    results = []
+    for vector in vectors:
+        if progress is not None:
+            progress(vector.id)
+        results.append(run_log_vector(reader, vector))
+    return results

@@ -1,0 +1,258 @@
+"""``deltaspec conformance``: run a corpus against one adapter and report asymmetric verdicts.
+
+Suites: ``scenarios`` (spec/scenarios and extra directories, through conformance.runner),
+``fixtures`` (delta-spark-written tables, conformance.fixtures), ``writes`` (what the Spark path
+writes against what delta-spark wrote, conformance.writes). Adapters: ``model``, ``impl``,
+``deltars``, ``spark`` and ``cmd:PROGRAM`` (spec/bridge.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deltaspec.conformance.adapters.base import Adapter, Unsupported
+from deltaspec.conformance.adapters.readers import DeltaRsReader, ImplReader, TableReader
+from deltaspec.conformance.bridge.client import BridgeError, BridgeProcess
+from deltaspec.conformance.harness.gate import Coverage
+from deltaspec.conformance.harness.runner import run_scenario
+from deltaspec.conformance.harness.scenarios import Scenario
+from deltaspec.conformance.harness.verdicts import CaseResult, Verdict, classify
+
+AdapterFactory = Callable[[Path], Adapter]
+
+
+class UnknownAdapter(ValueError):
+    pass
+
+
+@contextmanager
+def adapter_factory(name: str) -> Iterator[AdapterFactory]:
+    """A factory making a fresh adapter per vector (given a scratch directory)."""
+    if name == "model":
+        from deltaspec.conformance.adapters.model import ModelAdapter
+
+        yield lambda _root: ModelAdapter()
+    elif name == "impl":
+        from deltaspec.conformance.adapters.impl import ImplAdapter
+
+        yield ImplAdapter
+    elif name == "deltars":
+        from deltaspec.conformance.adapters.deltars import DeltaRsAdapter
+
+        yield DeltaRsAdapter
+    elif name == "spark":
+        from deltaspec.conformance.adapters.spark import SparkAdapter
+
+        yield SparkAdapter
+    elif name == "deltaspark":
+        from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter
+
+        yield DeltaSparkAdapter
+    elif name == "deltaspark-ops":
+        from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
+
+        yield DeltaSparkOpsAdapter
+    elif name.startswith("cmd:"):
+        from deltaspec.conformance.bridge.client import BridgeAdapter
+
+        process = BridgeProcess(name.removeprefix("cmd:"))
+        try:
+            yield lambda _root: BridgeAdapter(process)
+        finally:
+            process.stop()
+    else:
+        raise UnknownAdapter(
+            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark, deltaspark-ops, "
+            "cmd:PROGRAM)"
+        )
+
+
+def reader_for(name: str) -> TableReader | None:
+    if name == "impl":
+        return ImplReader()
+    if name == "deltars":
+        return DeltaRsReader()
+    return None
+
+
+def run_scenario_suite(
+    factory: AdapterFactory,
+    scenarios: Sequence[Scenario],
+    *,
+    compare_files: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> list[CaseResult]:
+    results = []
+    for scenario in scenarios:
+        if progress is not None:
+            progress(scenario.id)
+        with tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch:
+            try:
+                result = run_scenario(factory(Path(scratch)), scenario)
+            except Unsupported as unsupported:
+                results.append(
+                    CaseResult(scenario.id, Verdict.SKIPPED, (str(unsupported),), scenario.rules)
+                )
+                continue
+            except (BridgeError, Exception) as error:  # an adapter crash fails the vector
+                results.append(
+                    CaseResult(
+                        scenario.id,
+                        Verdict.ERROR,
+                        (f"{type(error).__name__}: {error}",),
+                        scenario.rules,
+                    )
+                )
+                continue
+        results.append(classify(scenario, result, compare_files=compare_files))
+    return results
+
+
+@dataclass
+class Report:
+    adapter: str
+    strict: bool
+    suites: dict[str, list[CaseResult]] = field(default_factory=dict)
+    coverage: Coverage | None = None  # what the run covered against the gate (gate.py)
+
+    def failures(self) -> list[CaseResult]:
+        return [r for results in self.suites.values() for r in results if r.fails(self.strict)]
+
+    def passed(self) -> bool:
+        return not self.failures() and not (self.coverage and self.coverage.problems)
+
+    def unsafe(self) -> list[CaseResult]:
+        return [r for rs in self.suites.values() for r in rs if r.verdict is Verdict.UNSAFE]
+
+    def counts(self) -> dict[str, Counter[str]]:
+        table: dict[str, Counter[str]] = {}
+        for suite, results in self.suites.items():
+            counter: Counter[str] = Counter()
+            for r in results:
+                label = r.verdict.value
+                if r.stale:
+                    label = "stale known issue"
+                elif r.known is not None and r.verdict is not Verdict.UNSAFE:
+                    label = f"known {label}"
+                counter[label] += 1
+            table[suite] = counter
+        return table
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "adapter": self.adapter,
+            "strict": self.strict,
+            "passed": self.passed(),
+            "counts": {s: dict(c) for s, c in self.counts().items()},
+            **(
+                {}
+                if self.coverage is None
+                else {
+                    "coverage": {
+                        "ran": self.coverage.ran,
+                        "capabilities": sorted(self.coverage.capabilities),
+                        "problems": self.coverage.problems,
+                    }
+                }
+            ),
+            "suites": {s: [r.as_json() for r in rs] for s, rs in self.suites.items()},
+        }
+
+    def table(self) -> str:
+        """The verdict table: one row per suite, one column per verdict."""
+        counts = self.counts()
+        labels = sorted({label for c in counts.values() for label in c})
+        lines = [
+            "| suite | " + " | ".join(labels) + " |",
+            "|---|" + "---|" * len(labels),
+        ]
+        for suite, counter in counts.items():
+            lines.append(
+                f"| {suite} | " + " | ".join(str(counter.get(x, 0)) for x in labels) + " |"
+            )
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        out = [f"# Conformance: `{self.adapter}`", "", self.table(), ""]
+        failing = self.failures()
+        mode = " (strict)" if self.strict else ""
+        out.append(
+            f"**{'PASS' if self.passed() else 'FAIL'}**{mode}: {len(failing)} failing cases."
+        )
+        sections = (
+            ("Failing", failing),
+            (
+                "Known issues",
+                [
+                    r
+                    for rs in self.suites.values()
+                    for r in rs
+                    if r.known is not None and not r.stale
+                ],
+            ),
+            (
+                "Stale known issues (remove them)",
+                [r for rs in self.suites.values() for r in rs if r.stale],
+            ),
+            (
+                "Skipped",
+                [
+                    r
+                    for rs in self.suites.values()
+                    for r in rs
+                    if r.verdict is Verdict.SKIPPED and r.known is None
+                ],
+            ),
+        )
+        for title, cases in sections:
+            if not cases:
+                continue
+            out += [
+                "",
+                f"## {title}",
+                "",
+                "| case | verdict | rules | details |",
+                "|---|---|---|---|",
+            ]
+            for r in cases:
+                detail = "; ".join(r.details).replace("|", "\\|")[:400]
+                if r.known:
+                    detail = f"known: {r.known}. {detail}"
+                out.append(f"| {r.case} | {r.verdict.value} | {', '.join(r.rules)} | {detail} |")
+        return "\n".join(out) + "\n"
+
+
+class Progress:
+    """A one-line progress bar on stderr (only on a terminal)."""
+
+    def __init__(self, suite: str, total: int) -> None:
+        self.suite, self.total, self.done = suite, total, 0
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, case: str) -> None:
+        self.done += 1
+        if self.live:
+            width = 30
+            filled = width * self.done // max(self.total, 1)
+            bar = "#" * filled + "." * (width - filled)
+            sys.stderr.write(f"\r{self.suite:<9} [{bar}] {self.done}/{self.total} {case[:40]:<40}")
+            sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.live:
+            sys.stderr.write("\n")
+
+
+def write_reports(report: Report, json_path: Path | None, markdown_path: Path | None) -> None:
+    if json_path is not None:
+        json_path.write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
+    if markdown_path is not None:
+        markdown_path.write_text(report.markdown(), encoding="utf-8")

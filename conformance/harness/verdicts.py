@@ -1,0 +1,233 @@
+"""Conformance verdicts: how far an adapter's result is from a vector's expectation.
+
+Asymmetric, as a CI gate should be: **unsafe** (committed where a conflict or error is required,
+or a live file set that differs: data lost or duplicated) always fails; **wrong** (a different
+version, commitInfo field or table state) always fails; **spurious** (a conflict or error where
+a commit is allowed) and **wrong-kind** (another conflict or error kind) fail only in strict
+mode. Known issues (one file per adapter) can excuse spurious, wrong-kind and unsupported cases,
+never an unsafe one; an entry whose case now passes is **stale** and must be removed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from deltaspec.conformance.harness.scenarios import RunResult, Scenario, expectation_met
+
+Json = dict[str, Any]
+KNOWN_ISSUES = Path(__file__).parent / "known_issues"
+
+
+class Verdict(Enum):
+    PASS = "pass"
+    UNSAFE = "unsafe"
+    WRONG = "wrong"
+    WRONG_KIND = "wrong-kind"
+    SPURIOUS = "spurious"
+    SKIPPED = "skipped"
+    ERROR = "error"  # the adapter crashed
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+
+_SEVERITY = {
+    Verdict.PASS: 0,
+    Verdict.SKIPPED: 0,
+    Verdict.SPURIOUS: 1,
+    Verdict.WRONG_KIND: 2,
+    Verdict.WRONG: 3,
+    Verdict.ERROR: 3,
+    Verdict.UNSAFE: 4,
+}
+LENIENT = frozenset({Verdict.SPURIOUS, Verdict.WRONG_KIND})
+
+
+def _kind(outcome: Json) -> str:
+    if "committed" in outcome:
+        return "committed"
+    if "skipped" in outcome:
+        return "skipped"
+    if "pending" in outcome:
+        return "pending"
+    return "failed"  # a conflict or an error
+
+
+def _writer_verdict(expected: Json, actual: Json) -> Verdict:
+    if expectation_met(expected, actual):
+        return Verdict.PASS
+    options = expected.get("one_of", [expected])
+    wanted = {_kind(o) for o in options}
+    got = _kind(actual)
+    if got in {"committed", "skipped"} and "failed" in wanted and not wanted & {got}:
+        return Verdict.UNSAFE if got == "committed" else Verdict.WRONG
+    if got == "failed" and wanted & {"committed", "skipped"} and "failed" not in wanted:
+        return Verdict.SPURIOUS
+    if got == "failed" and "failed" in wanted:
+        return Verdict.WRONG_KIND
+    return Verdict.WRONG
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One vector (or fixture check) on one adapter."""
+
+    case: str
+    verdict: Verdict
+    details: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    known: str | None = None  # the known-issue reason that excuses it
+    stale: bool = False  # listed as a known issue but passes now
+    failures: tuple[Json, ...] = ()
+    """Structured divergences: ``{"writer"|"snapshot", "step", "verdict", "expected", "got"}``
+    with JSON values (a knock-on of an earlier divergence is marked ``"knock_on": true``)."""
+
+    def fails(self, strict: bool) -> bool:
+        if self.verdict is Verdict.UNSAFE:
+            return True
+        if self.stale:
+            return strict
+        if self.known is not None:
+            return False
+        if self.verdict in LENIENT:
+            return strict
+        return self.verdict in {Verdict.WRONG, Verdict.ERROR}
+
+    def as_json(self) -> Json:
+        out: Json = {"case": self.case, "verdict": self.verdict.value, "rules": list(self.rules)}
+        if self.details:
+            out["details"] = list(self.details)
+        if self.known is not None:
+            out["known_issue"] = self.known
+        if self.stale:
+            out["stale_known_issue"] = True
+        if self.failures:
+            out["failures"] = list(self.failures)
+        if self.verdict not in {Verdict.PASS, Verdict.SKIPPED} and self.rules:
+            first = self.rules[0]
+            out["broken_rule"] = {"id": first, "title": _rule_titles().get(first),
+                                  "text": f"deltaspec spec {first}"}  # fmt: skip
+        return out
+
+
+def _outcome_step(scenario: Scenario, writer: str) -> int | None:
+    """The index of the last step that gave ``writer`` its outcome."""
+    steps = scenario.data.get("steps", [])
+    kinds = ("begin", "commit", "try_write", "resolve")
+    found = [i for i, step in enumerate(steps) if any(step.get(k) == writer for k in kinds)]
+    return found[-1] if found else None
+
+
+def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = True) -> CaseResult:
+    """The verdict of one run against the vector's expectations (the worst writer decides).
+
+    The root cause is graded: once a writer diverged, a snapshot that differs is that
+    divergence's knock-on (a spurious conflict leaves its files out) and gets the writer's
+    verdict, not a second, worse one."""
+    worst, details, failures = Verdict.PASS, [], []
+    for writer, expected in scenario.data["expect"].items():
+        actual = result.outcomes.get(writer, {"pending": True})
+        verdict = _writer_verdict(expected, actual)
+        if verdict is not Verdict.PASS:
+            details.append(
+                f"{writer}: {verdict.value}: expected {_text(expected)}, got {_text(actual)}"
+            )
+            failures.append(
+                {
+                    "writer": writer,
+                    "step": _outcome_step(scenario, writer),
+                    "verdict": verdict.value,
+                    "expected": expected,
+                    "got": actual,
+                }
+            )
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    writers_worst = worst
+    for key, want in scenario.data.get("expect_snapshot", {}).items():
+        if key in {"files", "tombstones"} and not compare_files:
+            continue
+        got = result.snapshot.get(key)
+        if key in {"files", "tombstones"}:
+            want, got = sorted(want), sorted(got or [])
+        if want != got:
+            # a file set that differs after every writer met its expectation is lost or
+            # duplicated data; after a writer already diverged it is that divergence's effect
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = (
+                writers_worst if knock_on else (Verdict.UNSAFE if key == "files" else Verdict.WRONG)
+            )
+            label = f"{verdict.value}, knock-on" if knock_on else verdict.value
+            details.append(f"snapshot {key}: {label}: expected {_text(want)}, got {_text(got)}")
+            entry = {
+                "snapshot": key,
+                "step": None,
+                "verdict": verdict.value,
+                "expected": want,
+                "got": got,
+            }
+            failures.append({**entry, "knock_on": True} if knock_on else entry)
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    if "expect_checkpoints" in scenario.data:
+        want, got = sorted(scenario.data["expect_checkpoints"]), sorted(result.checkpoints or ())
+        if want != got:
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = writers_worst if knock_on else Verdict.WRONG
+            details.append(f"checkpoints: {verdict.value}: expected {want}, got {got}")
+            failures.append({"checkpoints": True, "step": None, "verdict": verdict.value,
+                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))
+
+
+@cache
+def _rule_titles() -> dict[str, str]:
+    from deltaspec.rules import load_rules
+
+    return {rule.id: rule.title for rule in load_rules()}
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    case: str
+    verdict: str  # unsafe | spurious | wrong-kind | unsupported | ...
+    reason: str
+    rule: str | None = None
+
+
+def load_known_issues(adapter: str, path: Path | None = None) -> dict[str, KnownIssue]:
+    """``known_issues/<adapter>.json`` (or ``path``): a list of ``{"scenario"|"case", "verdict",
+    "reason", "rule"}`` entries."""
+    source = path if path is not None else KNOWN_ISSUES / f"{adapter.split(':')[0]}.json"
+    if not source.exists():
+        return {}
+    entries = json.loads(source.read_text(encoding="utf-8"))
+    issues = {}
+    for entry in entries:
+        case = entry.get("case", entry.get("scenario"))
+        issues[case] = KnownIssue(case, entry["verdict"], entry["reason"], entry.get("rule"))
+    return issues
+
+
+def apply_known(results: Iterable[CaseResult], known: Mapping[str, KnownIssue]) -> list[CaseResult]:
+    """Mark excused failures and stale entries; an unsafe case stays failing even when listed."""
+    out = []
+    for result in results:
+        issue = known.get(result.case)
+        if issue is None:
+            out.append(result)
+        elif result.verdict is Verdict.PASS:
+            out.append(replace(result, stale=True, known=issue.reason))
+        else:
+            out.append(replace(result, known=issue.reason))
+    return out

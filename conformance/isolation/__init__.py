@@ -1,0 +1,1 @@
+"""The isolation checker: dependency graphs of committed Delta transactions, Elle-style."""

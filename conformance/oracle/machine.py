@@ -1,0 +1,552 @@
+"""The oracle: a Hypothesis state machine of many concurrent writers, model against adapters.
+
+Each example creates a table (partitioned by 0, 1 or 2 columns, under a release
+profile and an isolation level), then interleaves up to ``MAX_OPEN`` open writers:
+blind appends, deletes, updates, merges, overwrites, compactions, property and schema
+changes, protocol upgrades, streaming SetTransactions, domain metadata, empty commits;
+writers may begin at an older version (slow writers), commit in any order, and the
+table is checkpointed and read back in time. After every step the adapters must
+report what the model reports (``deltaspec.conformance.oracle.differential``); at the end
+the committed history must keep the isolation promises (``isolation.check``).
+
+A failing example shrinks to a short trace, raised as ``Divergence`` with a scenario
+vector that replays it (``run_oracle`` writes it to ``regressions``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup
+from deltaspec.conformance.oracle.differential import Differential, Divergence
+from deltaspec.model.actions import AddFile, as_dict
+from deltaspec.model.predicates import parse
+from deltaspec.model.snapshot import Snapshot
+from deltaspec.model.transaction import Transaction, filter_files
+
+AdapterFactory = Callable[[Path], Adapter]
+Writer = tuple[str, list[Json], list[Json]]
+"""A drawn writer: operation name, reads, actions."""
+MAX_OPEN = 8
+PROFILES = (
+    "4.4.0",
+    "3.2.0",
+    "4.1.0",
+    "3.1.0",
+    "3.0.0",
+    "2.3.0",
+    "1.2.0",
+    "0.8.0",
+    "0.5.0",
+    "0.2.0",
+)
+LEVELS = (None, "WriteSerializable", "Serializable")
+SHAPES: dict[str, tuple[tuple[str, str, tuple[str | None, ...]], ...]] = {
+    "p": (("p", "integer", ("0", "1", "2", None)),),
+    "none": (),
+    "pq": (("p", "integer", ("0", "1", None)), ("q", "string", ("a", "b", None))),
+}
+DATA_COLUMNS = (("id", "long"), ("x", "long"))
+PROTOCOLS: tuple[Json, ...] = (
+    {"minReaderVersion": 1, "minWriterVersion": 2},
+    {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["domainMetadata"]},
+    {"minReaderVersion": 1, "minWriterVersion": 4},
+    {"minReaderVersion": 1, "minWriterVersion": 3},
+    {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["appendOnly"]},
+)
+PROPERTY_CHANGES: tuple[tuple[str, str | None], ...] = (
+    ("delta.isolationLevel", "WriteSerializable"),
+    ("delta.isolationLevel", "Serializable"),
+    ("user.note", "x"),
+    ("delta.checkpointInterval", "3"),
+    ("delta.appendOnly", "true"),
+    ("delta.appendOnly", None),
+)
+INTENTS = (
+    "append", "delete", "update", "merge", "compact", "replace_where", "overwrite", "streaming",
+    "properties", "domain", "schema", "protocol", "empty", "stats",
+)  # fmt: skip
+"""What a writer does. Each table draws a few of them (swarm testing: a small alphabet per
+example makes two writers of the same kind meet, and metadata changes, which conflict with
+everyone, stay out of most examples)."""
+
+
+@dataclass(frozen=True)
+class OracleProfile:
+    """How long the oracle explores: Hypothesis settings for the state machine."""
+
+    name: str
+    max_examples: int
+    steps: int
+    derandomize: bool
+    shrink: bool = True
+
+    def settings(self) -> settings:
+        phases = tuple(p for p in Phase if self.shrink or p not in (Phase.shrink, Phase.explain))
+        return settings(
+            phases=phases,
+            max_examples=self.max_examples,
+            stateful_step_count=self.steps,
+            derandomize=self.derandomize,
+            deadline=None,
+            database=None,
+            print_blob=False,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        )
+
+
+ORACLE_PROFILES = {
+    "ci": OracleProfile("ci", max_examples=60, steps=40, derandomize=True),
+    "deep": OracleProfile("deep", max_examples=5_000, steps=80, derandomize=False),
+}
+
+
+def _value_json(value: str | None, type_name: str) -> Any:
+    if value is None:
+        return None
+    return int(value) if type_name == "integer" else value
+
+
+class _Draw:
+    """Builds one writer (reads and actions) against its read snapshot."""
+
+    def __init__(
+        self, draw: Callable[[st.SearchStrategy[Any]], Any], machine: OracleMachine
+    ) -> None:
+        self.draw = draw
+        self.machine = machine
+        self.shape = SHAPES[machine.shape]
+
+    def partition(self) -> dict[str, str | None]:
+        return {c: self.draw(st.sampled_from(values)) for c, _, values in self.shape}
+
+    def add(self, partition: dict[str, str | None], data_change: bool = True) -> Json:
+        self.machine.files += 1
+        directory = "".join(
+            f"{c}={'__HIVE_DEFAULT_PARTITION__' if v is None else v}/" for c, v in partition.items()
+        )
+        body: Json = {"path": f"{directory}part-{self.machine.files:05d}.parquet"}
+        if partition:
+            body["partitionValues"] = partition
+        if not data_change:
+            body["dataChange"] = False
+        return {"add": body}
+
+    def predicate(self) -> list[Any]:
+        if not self.shape:
+            return ["true"]
+        column, type_name, values = self.draw(st.sampled_from(self.shape))
+        concrete = [v for v in values if v is not None]
+        kind = self.draw(st.sampled_from(("=", "in", "is_null", "!=", ">=", "is_not_null", "or")))
+        literal = _value_json(self.draw(st.sampled_from(concrete)), type_name)
+        match kind:
+            case "in":
+                other = _value_json(self.draw(st.sampled_from(concrete)), type_name)
+                return ["in", column, sorted({literal, other}, key=str)]
+            case "is_null" | "is_not_null":
+                return [kind, column]
+            case "or":
+                return ["or", ["=", column, literal], ["is_null", column]]
+        return [kind, column, literal]
+
+    def filters(self) -> list[Any]:
+        """A filter as a command passes it: partition and data conjuncts, sometimes unsplit."""
+        elements: list[Any] = []
+        if self.shape and self.draw(st.booleans()):
+            elements.append(self.predicate())
+        if self.draw(st.integers(0, 3)) == 0:
+            data = [">", "x", self.draw(st.integers(0, 9))]
+            unsplit = elements and self.draw(st.booleans())
+            elements = [["and", elements[0], data]] if unsplit else [*elements, data]
+        return elements
+
+    def subset(self, files: list[AddFile]) -> list[AddFile]:
+        if not files:
+            return []
+        chosen: list[AddFile] = self.draw(st.lists(st.sampled_from(files), unique=True, max_size=3))
+        return chosen
+
+    def scan(self, snapshot: Snapshot, filters: list[Any]) -> tuple[Json, list[AddFile]]:
+        """A filtered read and the files it reads (all matches, or a data-skipped subset)."""
+        model_matches = self.machine.matching(snapshot, filters)
+        if model_matches and self.draw(st.integers(0, 2)) == 0:
+            chosen = self.subset(model_matches)
+            return {"filter": filters, "files": [f.path for f in chosen]}, chosen
+        return {"filter": filters}, model_matches
+
+    def writer(self, intent: str, snapshot: Snapshot) -> Json:
+        operation, reads, actions = getattr(self, f"_{intent}")(snapshot)
+        spec: Json = {"operation": operation, "reads": reads, "actions": actions}
+        if intent == "empty" and self.draw(st.booleans()):
+            spec["commit_if_needed"] = False
+        return spec
+
+    def _append(self, snapshot: Snapshot) -> Writer:
+        reads = (
+            [self.scan(snapshot, self.filters())[0]] if self.draw(st.integers(0, 3)) == 0 else []
+        )
+        count = self.draw(st.integers(1, 2))
+        return "WRITE", reads, [self.add(self.partition()) for _ in range(count)]
+
+    def _rewrite(self, snapshot: Snapshot, operation: str, keep_rows: bool) -> Writer:
+        read, files = self.scan(snapshot, self.filters())
+        touched = (
+            self.draw(st.lists(st.sampled_from(files), unique=True, max_size=3)) if files else []
+        )
+        actions: list[Json] = [{"remove": {"path": f.path}} for f in touched]
+        if keep_rows:
+            actions += [self.add(as_dict(f.partition_values)) for f in touched]
+        return operation, [read], actions
+
+    def _delete(self, snapshot: Snapshot) -> Writer:
+        return self._rewrite(snapshot, "DELETE", keep_rows=self.draw(st.booleans()))
+
+    def _update(self, snapshot: Snapshot) -> Writer:
+        return self._rewrite(snapshot, "UPDATE", keep_rows=True)
+
+    def _merge(self, snapshot: Snapshot) -> Writer:
+        operation, reads, actions = self._rewrite(snapshot, "MERGE", keep_rows=True)
+        if self.draw(st.booleans()):
+            actions.append(self.add(self.partition()))
+        return operation, reads, actions
+
+    def _overwrite(self, snapshot: Snapshot) -> Writer:
+        removes = [{"remove": {"path": f.path}} for f in _live(snapshot)]
+        return "WRITE", [{"whole_table": True}], [*removes, self.add(self.partition())]
+
+    def _replace_where(self, snapshot: Snapshot) -> Writer:
+        predicate = self.predicate()
+        files = self.machine.matching(snapshot, [predicate])
+        actions: list[Json] = [{"remove": {"path": f.path}} for f in files]
+        if files:
+            actions.append(self.add(as_dict(files[0].partition_values)))
+        return "WRITE", [{"filter": [predicate]}], actions
+
+    def _compact(self, snapshot: Snapshot) -> Writer:
+        read, files = self.scan(snapshot, self.filters())
+        by_partition: dict[str, list[AddFile]] = {}
+        for f in files:
+            by_partition.setdefault(json.dumps(as_dict(f.partition_values)), []).append(f)
+        groups = [g for _, g in sorted(by_partition.items()) if len(g) >= 2]
+        if not groups:
+            return "OPTIMIZE", [read], []
+        group = self.draw(st.sampled_from(groups))
+        actions: list[Json] = [{"remove": {"path": f.path, "dataChange": False}} for f in group]
+        actions.append(self.add(as_dict(group[0].partition_values), data_change=False))
+        return "OPTIMIZE", [read], actions
+
+    def _properties(self, snapshot: Snapshot) -> Writer:
+        key, value = self.draw(st.sampled_from(PROPERTY_CHANGES))
+        metadata = snapshot.metadata
+        configuration = dict(as_dict(metadata.configuration)) if metadata else {}
+        if value is None:
+            configuration.pop(key, None)
+        else:
+            configuration[key] = value
+        return "SET TBLPROPERTIES", [], [{"metaData": {"configuration": configuration}}]
+
+    def _schema(self, snapshot: Snapshot) -> Writer:
+        if snapshot.metadata is None:
+            return "ADD COLUMNS", [], []
+        schema = json.loads(snapshot.metadata.schema_string)
+        self.machine.files += 1
+        name = f"c{self.machine.files}"
+        schema["fields"].append({"name": name, "type": "string", "nullable": True, "metadata": {}})
+        text = json.dumps(schema, separators=(",", ":"))
+        return "ADD COLUMNS", [], [{"metaData": {"schemaString": text}}]
+
+    def _protocol(self, snapshot: Snapshot) -> Writer:
+        return "UPGRADE PROTOCOL", [], [{"protocol": self.draw(st.sampled_from(PROTOCOLS))}]
+
+    def _streaming(self, snapshot: Snapshot) -> Writer:
+        app = self.draw(st.sampled_from(("app-a", "app-b")))
+        txn = {"txn": {"appId": app, "version": snapshot.app_txn_version(app) + 1}}
+        return "STREAMING UPDATE", [{"app_id": app}], [txn, self.add(self.partition())]
+
+    def _domain(self, snapshot: Snapshot) -> Writer:
+        domain = self.draw(st.sampled_from(("d1", "d2")))
+        configuration = f"c{self.machine.files}"
+        actions = [{"domainMetadata": {"domain": domain, "configuration": configuration}}]
+        if self.draw(st.booleans()):
+            actions.append(self.add(self.partition()))
+        return "WRITE", [], actions
+
+    def _stats(self, snapshot: Snapshot) -> Writer:
+        """Re-add live files with recomputed statistics (dataChange=false)."""
+        files = self.subset(_live(snapshot))
+        self.machine.files += 1
+        stats = json.dumps({"numRecords": self.machine.files})
+        adds = [
+            {"add": {"path": f.path, "partitionValues": as_dict(f.partition_values),
+                     "dataChange": False, "stats": stats}}
+            for f in files
+        ]  # fmt: skip
+        return "COMPUTE STATS", [{"files": [f.path for f in files]}] if files else [], adds
+
+    def _empty(self, snapshot: Snapshot) -> Writer:
+        return self.draw(st.sampled_from(("WRITE", "OPTIMIZE"))), [], []
+
+
+def _live(snapshot: Snapshot) -> list[AddFile]:
+    return sorted(snapshot.files.values(), key=lambda f: f.path)
+
+
+class OracleMachine(RuleBasedStateMachine):
+    """Many writers on one table, every step run on the model and on each adapter."""
+
+    factories: Sequence[AdapterFactory] = ()
+    steps_run: ClassVar[int] = 0
+    outcomes: ClassVar[Counter[str]] = Counter()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="deltaspec-oracle-"))
+        self.adapters = [f(self.root / f"t{i}") for i, f in enumerate(self.factories)]
+        self.diff: Differential | None = None
+        self.shape = "p"
+        self.swarm = list(INTENTS)
+        self.open: list[str] = []
+        self.writers = 0
+        self.files = 0
+
+    @property
+    def d(self) -> Differential:
+        assert self.diff is not None
+        return self.diff
+
+    @property
+    def latest(self) -> int:
+        return self.d.model.machine.log.latest_version
+
+    def matching(self, snapshot: Snapshot, filters: list[Any]) -> list[AddFile]:
+        txn = filter_files(Transaction("scan", snapshot), [parse(f) for f in filters])
+        return sorted(txn.reads.files, key=lambda f: f.path)
+
+    @initialize(
+        shape=st.sampled_from(tuple(SHAPES)),
+        profile=st.sampled_from(PROFILES),
+        level=st.sampled_from(LEVELS),
+        interval=st.sampled_from(("10", "3")),
+        attempts=st.sampled_from((None, None, None, 1, 0)),
+        swarm=st.lists(st.sampled_from(INTENTS), min_size=1, max_size=4, unique=True),
+    )
+    def create_table(
+        self,
+        shape: str,
+        profile: str,
+        level: str | None,
+        interval: str,
+        attempts: int | None,
+        swarm: list[str],
+    ) -> None:
+        self.shape = shape
+        self.swarm = ["append", *swarm]
+        config = {} if attempts is None else {"maxCommitAttempts": attempts}
+        self.diff = Differential(self.adapters, TableSetup(profile=profile, config=config))
+        columns = [
+            *({"name": c, "type": t} for c, t, _ in SHAPES[shape]),
+            *({"name": c, "type": t} for c, t in DATA_COLUMNS),
+        ]
+        configuration = {"delta.checkpointInterval": interval}
+        if level is not None:
+            configuration["delta.isolationLevel"] = level
+        release = tuple(int(part) for part in profile.split("."))
+        protocol = PROTOCOLS[1] if release >= (3, 0, 0) else PROTOCOLS[0]
+        metadata = {
+            "schema": columns,
+            "partitionColumns": [c for c, _, _ in SHAPES[shape]],
+            "configuration": configuration,
+        }
+        spec = {
+            "operation": "CREATE TABLE",
+            "actions": [{"protocol": protocol}, {"metaData": metadata}],
+        }
+        self.d.begin("w0", spec)
+        outcome = self.d.commit("w0")
+        assert outcome.get("committed") == 0, outcome
+        self.d.compare_snapshots()
+
+    @precondition(lambda self: self.diff is not None and len(self.open) < MAX_OPEN)
+    @rule(data=st.data())
+    def begin(self, data: st.DataObject) -> None:
+        """A writer reads the latest version or, as a slow writer, an older one."""
+        version = data.draw(st.one_of(st.none(), st.integers(0, self.latest)), label="version")
+        snapshot = self.d.model.machine.log.snapshot(version)
+        assert snapshot is not None
+        intent = data.draw(st.sampled_from(self.swarm), label="intent")
+        spec = _Draw(data.draw, self).writer(intent, snapshot)
+        self.writers += 1
+        name = f"w{self.writers}"
+        if self.d.begin(name, spec, version) is None:
+            self.open.append(name)
+        OracleMachine.steps_run += 1
+
+    @precondition(lambda self: bool(self.open))
+    @rule(data=st.data())
+    def commit(self, data: st.DataObject) -> None:
+        """Any open writer commits next: every interleaving of commits is reachable."""
+        self._commit(data.draw(st.sampled_from(self.open), label="writer"))
+
+    @precondition(lambda self: bool(self.open))
+    @rule()
+    def commit_oldest(self) -> None:
+        """The writer open longest commits: it has the most winners to check."""
+        self._commit(self.open[0])
+
+    def _commit(self, name: str) -> None:
+        self.open.remove(name)
+        outcome = self.d.commit(name)
+        kind = next(
+            k for k in ("committed", "conflict", "error", "skipped", "pending") if k in outcome
+        )
+        OracleMachine.outcomes[kind if kind in ("committed", "skipped") else outcome[kind]] += 1
+        self.d.compare_snapshots()
+        self.d.compare_checkpoints()
+        OracleMachine.steps_run += 1
+
+    @precondition(lambda self: self.diff is not None)
+    @rule(data=st.data())
+    def checkpoint_or_time_travel(self, data: st.DataObject) -> None:
+        """Checkpoint a version (the latest or an older one), or read an old version back."""
+        latest = self.latest
+        version = data.draw(st.one_of(st.just(latest), st.integers(0, latest)), label="version")
+        if data.draw(st.integers(0, 2), label="checkpoint") == 0:
+            self.d.checkpoint(version)
+            self.d.compare_snapshots()
+            self.d.compare_checkpoints()
+        else:
+            self.d.compare_snapshots(version)
+        OracleMachine.steps_run += 1
+
+    @invariant()
+    def stored_log_is_well_formed(self) -> None:
+        if self.diff is None:
+            return
+        for adapter in self.adapters:
+            problems = adapter.verify()
+            if problems:
+                raise self.d.fail(f"{adapter.name} log: {'; '.join(problems)}")
+
+    def teardown(self) -> None:
+        try:
+            if self.diff is not None:
+                self.d.check_isolation()
+        finally:
+            if self.diff is not None:
+                self.d.close()
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def machine_for(factories: Sequence[AdapterFactory]) -> type[OracleMachine]:
+    """The state machine class driving the model and the adapters ``factories`` build."""
+    return type("OracleMachine", (OracleMachine,), {"factories": tuple(factories)})
+
+
+@dataclass(frozen=True)
+class OracleReport:
+    profile: str
+    steps: int
+    seconds: float
+    races: int
+    outcomes: Mapping[str, int]
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.seconds if self.seconds else 0.0
+
+
+def _race_once(store: Any, version: int, writers: int) -> tuple[list[bytes], bytes]:
+    from deltaspec.impl.errors import VersionExistsError
+    from deltaspec.impl.log.store import commit_name
+
+    barrier = threading.Barrier(writers)
+    won: list[bytes] = []
+
+    def write(payload: bytes) -> None:
+        barrier.wait()
+        try:
+            store.write_new(commit_name(version), payload)
+            won.append(payload)
+        except VersionExistsError:
+            pass
+
+    payloads = [
+        json.dumps({"commitInfo": {"writer": w, "pad": "x" * 4096}}).encode() + b"\n"
+        for w in range(writers)
+    ]
+    threads = [threading.Thread(target=write, args=(p,)) for p in payloads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return won, store.read(commit_name(version))
+
+
+def race_put_if_absent(store_factory: Callable[[Path], Any], rounds: int, writers: int = 4) -> int:
+    """LOG.PUT_IF_ABSENT under real contention: ``writers`` threads write the same commit
+    name at once, ``rounds`` times; exactly one may succeed and its bytes must be what is
+    stored. Raises AssertionError otherwise; returns the number of races run."""
+    root = Path(tempfile.mkdtemp(prefix="deltaspec-race-"))
+    try:
+        store = store_factory(root)
+        for version in range(rounds):
+            won, stored = _race_once(store, version, writers)
+            if len(won) != 1 or stored != won[0]:
+                whose = "theirs" if stored in won else "none of theirs"
+                raise AssertionError(
+                    f"put-if-absent race at version {version}: {len(won)} writers were told "
+                    f"they won, and the stored commit is {whose}"
+                )
+        return rounds
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run_oracle(
+    factories: Sequence[AdapterFactory],
+    profile: OracleProfile = ORACLE_PROFILES["ci"],
+    regressions: Path | None = None,
+    store_factory: Callable[[Path], Any] | None = None,
+) -> OracleReport:
+    """Run the state machine (and, given a log store, the put-if-absent race) once.
+
+    Raises ``Divergence`` (after writing its vector under ``regressions``) or the
+    failure the machine found.
+    """
+    started = time.perf_counter()
+    races = race_put_if_absent(store_factory, rounds=200) if store_factory else 0
+    OracleMachine.steps_run = 0
+    OracleMachine.outcomes = Counter()
+    try:
+        run_state_machine_as_test(machine_for(factories), settings=profile.settings())
+    except Divergence as divergence:
+        if regressions is not None:
+            divergence.write(regressions)
+        raise
+    return OracleReport(
+        profile.name,
+        OracleMachine.steps_run,
+        time.perf_counter() - started,
+        races,
+        dict(OracleMachine.outcomes.most_common()),
+    )

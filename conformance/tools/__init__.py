@@ -1,0 +1,1 @@
+"""User tools over real tables (``deltaspec inspect``)."""

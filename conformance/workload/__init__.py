@@ -1,0 +1,1 @@
+"""What a writer does: the operation alphabet, and its translation into engine operations."""

@@ -1,0 +1,1 @@
+"""Optimistic transactions: preparing a commit, conflict checks against winners, and retries."""

@@ -1,0 +1,399 @@
+"""Conflict detection against winning commits (CONFLICT.*), for the production path.
+
+``check_winning_commit`` runs the configured release's checks, in its order, on
+one winning commit and returns the transaction rebased onto it, or raises the
+typed ``DeltaConcurrentModificationException``. Path checks are set lookups;
+partition matching evaluates the read predicates over all candidate files at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from deltaspec.impl import errors, predicates
+from deltaspec.impl.actions import (
+    Action,
+    AddFile,
+    CommitInfo,
+    DomainMetadata,
+    Metadata,
+    Protocol,
+    RemoveFile,
+    SetTransaction,
+)
+from deltaspec.impl.table import features as protocol
+from deltaspec.impl.table.releases import Release
+
+ROW_TRACKING_DOMAIN = "delta.rowTracking"
+RESOLVABLE_KEYS_41 = frozenset(
+    {
+        "delta.enableRowTracking",
+        "delta.rowTracking.materializedRowIdColumnName",
+        "delta.rowTracking.materializedRowCommitVersionColumnName",
+        "delta.columnMapping.mode",
+        "delta.columnMapping.maxColumnId",
+        "delta.enableDeletionVectors",
+    }
+)
+RESOLVABLE_KEYS_43 = RESOLVABLE_KEYS_41 | {
+    "delta.checkpointPolicy",
+    "delta.enableInCommitTimestamps",
+    "delta.inCommitTimestampEnablementVersion",
+    "delta.inCommitTimestampEnablementTimestamp",
+}
+
+
+@dataclass(frozen=True)
+class ReadSet:
+    predicates: tuple[predicates.Expr, ...] = ()
+    files: dict[str, AddFile] = field(default_factory=dict)
+    whole_table: bool = False
+    app_ids: frozenset[str] = frozenset()
+    depends_on_files: bool = False
+
+
+@dataclass(frozen=True)
+class CurrentTransactionInfo:
+    """The committing transaction as the checks see it (protocol and metadata get rebased)."""
+
+    table: str
+    read_protocol: Protocol | None
+    read_metadata: Metadata | None
+    reads: ReadSet
+    actions: tuple[Action, ...]
+    isolation_level: str | None
+    is_blind_append: bool
+    protocol: Protocol | None
+    metadata: Metadata | None
+
+    @cached_property
+    def metadata_changed(self) -> bool:
+        return any(isinstance(a, Metadata) for a in self.actions)
+
+    @cached_property
+    def commits_protocol(self) -> bool:
+        return any(isinstance(a, Protocol) for a in self.actions)
+
+    @cached_property
+    def removed(self) -> dict[str, RemoveFile]:
+        return {a.path: a for a in self.actions if isinstance(a, RemoveFile)}
+
+    @cached_property
+    def domains(self) -> frozenset[str]:
+        return frozenset(
+            a.domain
+            for a in self.actions
+            if isinstance(a, DomainMetadata) and a.domain != ROW_TRACKING_DOMAIN
+        )
+
+
+@dataclass(frozen=True)
+class WinningCommit:
+    version: int
+    actions: tuple[Action, ...]
+
+    @cached_property
+    def _sorted(self) -> tuple[list[AddFile], list[RemoveFile], list[Action]]:
+        """The adds, the removes and the other actions, in file order: one pass over a commit
+        that may hold many thousands of file actions."""
+        added: list[AddFile] = []
+        removed: list[RemoveFile] = []
+        others: list[Action] = []
+        for action in self.actions:
+            if isinstance(action, AddFile):
+                added.append(action)
+            elif isinstance(action, RemoveFile):
+                removed.append(action)
+            else:
+                others.append(action)
+        return added, removed, others
+
+    @cached_property
+    def commit_info(self) -> dict[str, Any] | None:
+        info = next((a for a in self._sorted[2] if isinstance(a, CommitInfo)), None)
+        return None if info is None else {**info.fields, "version": self.version}
+
+    @cached_property
+    def added(self) -> list[AddFile]:
+        return self._sorted[0]
+
+    @cached_property
+    def removed(self) -> list[RemoveFile]:
+        return self._sorted[1]
+
+    @cached_property
+    def metadata(self) -> Metadata | None:
+        return next((a for a in self._sorted[2] if isinstance(a, Metadata)), None)
+
+    @cached_property
+    def protocol(self) -> Protocol | None:
+        return next((a for a in self._sorted[2] if isinstance(a, Protocol)), None)
+
+    @cached_property
+    def app_ids(self) -> frozenset[str]:
+        return frozenset(a.app_id for a in self._sorted[2] if isinstance(a, SetTransaction))
+
+    @cached_property
+    def domains(self) -> frozenset[str]:
+        return frozenset(a.domain for a in self._sorted[2] if isinstance(a, DomainMetadata))
+
+    @property
+    def is_blind_append(self) -> bool:
+        return bool(self.commit_info and self.commit_info.get("isBlindAppend") is True)
+
+    @property
+    def operation(self) -> str:
+        return str((self.commit_info or {}).get("operation", "TRANSACTION"))
+
+
+Check = Callable[[CurrentTransactionInfo, WinningCommit, Release], CurrentTransactionInfo]
+
+
+def _raise(
+    kind: type[errors.DeltaConcurrentModificationException],
+    message: str,
+    current: CurrentTransactionInfo,
+    winner: WinningCommit,
+    hint: str | None = None,
+) -> CurrentTransactionInfo:
+    raise kind(
+        f"A concurrent {winner.operation} committed at version {winner.version}: {message}",
+        table=current.table,
+        version=winner.version,
+        winning_version=winner.version,
+        partition_hint=hint,
+        conflicting_commit=winner.commit_info,
+    )
+
+
+def _hint(values: dict[str, str | None] | None, metadata: Metadata | None) -> str | None:
+    if not values or metadata is None or not metadata.partition_columns:
+        return None
+    schema = predicates.PartitionSchema.of(metadata)
+    return "[" + ", ".join(f"{name}={values.get(key)}" for name, _, key in schema.columns) + "]"
+
+
+def protocol_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.PROTOCOL."""
+    if win.protocol is None:
+        return cur
+    if cur.commits_protocol:
+        return _raise(errors.ProtocolChangedException, "the protocol changed", cur, win)
+    if rel.has("feature_protocols") and protocol.removes_features(win.protocol, cur.read_protocol):
+        return _raise(errors.ProtocolChangedException, "table features were removed", cur, win)
+    return replace(cur, protocol=win.protocol)
+
+
+def _resolvable(cur: CurrentTransactionInfo, new: Metadata, rel: Release) -> bool:
+    """CONFLICT.METADATA_RESOLUTION: only allow-listed configuration keys are added or changed,
+    none removed, and the schema changes only by column-mapping field metadata."""
+    old = cur.metadata
+    if old is None:
+        return False
+    if (old.id, old.name, old.description, old.format, old.partition_columns, old.created_time) != (
+        new.id, new.name, new.description, new.format, new.partition_columns, new.created_time,
+    ):  # fmt: skip
+        return False
+    if set(old.configuration) - set(new.configuration):
+        return False
+    changed = {k: v for k, v in new.configuration.items() if old.configuration.get(k) != v}
+    allowed = RESOLVABLE_KEYS_43 if rel.has("more_resolvable_keys") else RESOLVABLE_KEYS_41
+    if not set(changed) <= allowed:
+        return False
+    supported = protocol.features(cur.protocol)
+    enabling_name_mapping = old.configuration.get(
+        "delta.columnMapping.mode", "none"
+    ) == "none" and (new.configuration.get("delta.columnMapping.mode") == "name")
+    for key, value in changed.items():
+        ok = {
+            "delta.enableRowTracking": "rowTracking" in supported and value == "true",
+            "delta.rowTracking.materializedRowIdColumnName": (
+                new.configuration.get("delta.enableRowTracking") == "true"
+            ),
+            "delta.rowTracking.materializedRowCommitVersionColumnName": (
+                new.configuration.get("delta.enableRowTracking") == "true"
+            ),
+            "delta.columnMapping.mode": enabling_name_mapping and "columnMapping" in supported,
+            "delta.enableDeletionVectors": "deletionVectors" in supported and value == "true",
+            "delta.checkpointPolicy": "v2Checkpoint" in supported and value == "v2",
+            "delta.enableInCommitTimestamps": "inCommitTimestamp" in supported and value == "true",
+            "delta.inCommitTimestampEnablementVersion": key not in old.configuration,
+            "delta.inCommitTimestampEnablementTimestamp": key not in old.configuration,
+        }.get(key, True)
+        if not ok:
+            return False
+    if old.schema_string == new.schema_string:
+        return True
+    if not enabling_name_mapping:
+        return False
+    old_fields = json.loads(old.schema_string or "{}").get("fields", [])
+    new_fields = json.loads(new.schema_string or "{}").get("fields", [])
+    if len(old_fields) != len(new_fields):
+        return False
+    for a, b in zip(old_fields, new_fields, strict=True):
+        if (a["name"], a["type"], a.get("nullable")) != (b["name"], b["type"], b.get("nullable")):
+            return False
+        ma, mb = a.get("metadata", {}), b.get("metadata", {})
+        if any(not k.startswith("delta.columnMapping.") for k in ma.keys() ^ mb.keys()) or any(
+            ma[k] != mb[k] and not k.startswith("delta.columnMapping.")
+            for k in ma.keys() & mb.keys()
+        ):
+            return False
+    return True
+
+
+def metadata_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.METADATA / CONFLICT.METADATA_RESOLUTION."""
+    if win.metadata is None:
+        return cur
+    if (
+        rel.has("metadata_resolution")
+        and not cur.metadata_changed
+        and _resolvable(cur, win.metadata, rel)
+    ):
+        return replace(cur, metadata=win.metadata)
+    return _raise(errors.MetadataChangedException, "the metadata changed", cur, win)
+
+
+def domain_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.DOMAIN."""
+    if "domainMetadata" not in protocol.features(cur.protocol):
+        return cur
+    clash = sorted(cur.domains & win.domains)
+    if clash:
+        msg = f"a conflicting metadata domain {clash[0]} is added"
+        return _raise(errors.ConcurrentTransactionException, msg, cur, win)
+    return cur
+
+
+def app_id_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.APP_TXN."""
+    clash = sorted(cur.reads.app_ids & win.app_ids)
+    if clash:
+        msg = f"application transaction {clash[0]} was updated"
+        return _raise(errors.ConcurrentTransactionException, msg, cur, win)
+    return cur
+
+
+def _candidates(cur: CurrentTransactionInfo, win: WinningCommit, rel: Release) -> list[AddFile]:
+    """CONFLICT.APPEND_CANDIDATES."""
+    level = cur.isolation_level
+    if level in (None, "SnapshotIsolation"):
+        return []
+    if level == "WriteSerializable" and win.is_blind_append:
+        sees_blind = rel.has("downgrade_v12") and cur.metadata_changed
+        return win.added if sees_blind else []
+    return win.added
+
+
+def append_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.APPEND_MATCH with CONFLICT.APPEND_SHORTCUTS (v3.1.0+)."""
+    candidates = _candidates(cur, win, rel)
+    if not candidates:
+        return cur
+    schema_metadata = cur.read_metadata if rel.has("read_time_partition_schema") else cur.metadata
+
+    def hint_of(add: AddFile) -> str | None:
+        return _hint(add.partition_values, schema_metadata)
+
+    if rel.has("append_shortcuts"):
+        if cur.is_blind_append:
+            return cur
+        unpartitioned = schema_metadata is None or not schema_metadata.partition_columns
+        if cur.reads.whole_table or unpartitioned:
+            msg = "it added files that this transaction should have read"
+            return _raise(errors.ConcurrentAppendException, msg, cur, win, hint_of(candidates[0]))
+    if schema_metadata is None:
+        return cur
+    schema = predicates.PartitionSchema.of(schema_metadata)
+    # Each distinct partition is evaluated once (a winner's adds share a few partitions); the
+    # first matching partition, in the order of first appearance, holds the first matching add,
+    # so the hint names the same file as an add-by-add evaluation would.
+    keys = [key for _, _, key in schema.columns]
+    rows: list[tuple[str | None, ...]] = (
+        list(zip(*([add.partition_values.get(k) for add in candidates] for k in keys), strict=True))
+        if keys
+        else [()] * len(candidates)
+    )
+    distinct = list(dict.fromkeys(rows))
+    values = [dict(zip(keys, row, strict=True)) for row in distinct]
+    for predicate in dict.fromkeys(cur.reads.predicates):
+        hits = predicates.matching(predicate, values, schema)
+        if any(hits):
+            first = candidates[rows.index(distinct[hits.index(True)])]
+            msg = "it added files in a partition this transaction read"
+            return _raise(errors.ConcurrentAppendException, msg, cur, win, hint_of(first))
+    return cur
+
+
+def delete_read_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.DELETE_READ, CONFLICT.DELETE_READ_WHOLE_TABLE (v0.8.0+)."""
+    for removed in win.removed:
+        read = cur.reads.files.get(removed.path)
+        if read is not None:
+            msg = f"it deleted {removed.path}, which this transaction read"
+            hint = _hint(read.partition_values, cur.read_metadata)
+            return _raise(errors.ConcurrentDeleteReadException, msg, cur, win, hint)
+    if win.removed and cur.reads.whole_table and rel.has("whole_table_delete_read"):
+        msg = f"it deleted {win.removed[0].path} from a table this transaction read whole"
+        return _raise(errors.ConcurrentDeleteReadException, msg, cur, win)
+    return cur
+
+
+def delete_delete_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.DELETE_DELETE."""
+    for removed in win.removed:
+        ours = cur.removed.get(removed.path)
+        if ours is not None:
+            msg = f"it deleted {removed.path}, which this transaction deletes too"
+            hint = _hint(ours.partition_values, cur.read_metadata)
+            return _raise(errors.ConcurrentDeleteDeleteException, msg, cur, win, hint)
+    return cur
+
+
+def legacy_write_check(
+    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.LEGACY_WRITE (v0.2.0–v0.4.x)."""
+    if cur.reads.depends_on_files and any(isinstance(a, AddFile | RemoveFile) for a in win.actions):
+        msg = "it wrote files after this transaction read the table"
+        return _raise(errors.ConcurrentWriteException, msg, cur, win)
+    return cur
+
+
+def checks_for(release: Release) -> tuple[Check, ...]:
+    """CONFLICT.ORDER_V02 / CONFLICT.ORDER_V05 / CONFLICT.ORDER_V32."""
+    if not release.has("fine_grained_conflicts"):
+        return (protocol_check, metadata_check, legacy_write_check, app_id_check)
+    file_checks = (append_check, delete_read_check, delete_delete_check)
+    if release.has("cheap_checks_first"):
+        return (protocol_check, metadata_check, domain_check, app_id_check, *file_checks)
+    files_first = (protocol_check, metadata_check, *file_checks, app_id_check)
+    return (*files_first, domain_check) if release.has("domain_metadata") else files_first
+
+
+def check_winning_commit(
+    current: CurrentTransactionInfo, winner: WinningCommit, release: Release
+) -> CurrentTransactionInfo:
+    """CONFLICT.PER_WINNER: run every check; the rebased transaction carries to the next winner."""
+    for check in checks_for(release):
+        current = check(current, winner, release)
+    return current

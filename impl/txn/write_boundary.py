@@ -1,0 +1,127 @@
+"""The write boundary: a commit never contains what this implementation's own reader refuses
+(TXN.WRITE_BOUNDARY).
+
+:func:`check_commit` runs once per commit, on the bytes about to be written: it decodes them with
+the reader's codec and applies the reader's checks to every action (the one path rule of
+PATH.DATA_FILE, sizes and times inside int64, the reader protocol), then the writer's own: the
+protocol's writer version and features must be ones this writer implements (ACTION.PROTOCOL), and
+the metadata's ``delta.*`` properties must be valid (TXN.TABLE_PROPERTIES). Anything else is a
+typed :class:`~deltaspec.impl.errors.CommitValidationError` and nothing is written. Because the
+check is the reader itself, a commit the writer lets through is one the reader can load.
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deltaspec.impl import codec
+from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile
+from deltaspec.impl.errors import (
+    CorruptLogError,
+    InvalidCommitActionError,
+    UnsupportedProtocolError,
+    UnsupportedWriterProtocolError,
+)
+from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.snapshot import check_reader_protocol
+from deltaspec.impl.table import paths, properties
+
+__all__ = [
+    "MAX_WRITER_VERSION",
+    "SUPPORTED_WRITER_FEATURES",
+    "check_commit",
+    "check_writer_protocol",
+    "encode",
+]
+
+MAX_WRITER_VERSION = 7
+
+SUPPORTED_WRITER_FEATURES = frozenset(
+    {
+        "appendOnly",
+        "invariants",
+        "checkConstraints",
+        "changeDataFeed",
+        "generatedColumns",
+        "columnMapping",
+        "identityColumns",
+        "deletionVectors",
+        "rowTracking",
+        "timestampNtz",
+        "domainMetadata",
+        "v2Checkpoint",
+        "icebergCompatV1",
+        "icebergCompatV2",
+        "clustering",
+        "vacuumProtocolCheck",
+        "typeWidening",
+        "typeWidening-preview",
+        "inCommitTimestamp",
+        "allowColumnDefaults",
+    }
+)
+"""Writer features of the Delta protocol that this writer knows and keeps: the log-level ones
+are implemented here (appendOnly, domainMetadata, v2Checkpoint, deletionVectors keys,
+inCommitTimestamp reads...), the data-level ones are the callers' (the Spark path). A table
+with any other writer feature (an unknown one, ``variantType``, ``catalogManaged``,
+``coordinatedCommits``) is refused for writing, as delta-spark refuses features it does not
+know."""
+
+
+def check_writer_protocol(
+    protocol: Protocol, *, table: str | None = None, version: int | None = None
+) -> None:
+    """UnsupportedWriterProtocolError for a protocol this writer must not write to
+    (ACTION.PROTOCOL): ``minWriterVersion`` above 7 or below 1, or (at 7) a writer feature
+    outside :data:`SUPPORTED_WRITER_FEATURES`."""
+    if not 1 <= protocol.min_writer_version <= MAX_WRITER_VERSION:
+        raise UnsupportedWriterProtocolError(
+            f"minWriterVersion {protocol.min_writer_version} is not supported "
+            f"(this writer supports 1 to {MAX_WRITER_VERSION})",
+            table=table,
+            version=version,
+        )
+    if protocol.min_writer_version == MAX_WRITER_VERSION:
+        unknown = sorted(set(protocol.writer_features or ()) - SUPPORTED_WRITER_FEATURES)
+        if unknown:
+            raise UnsupportedWriterProtocolError(
+                f"unsupported writer features {unknown}", table=table, version=version
+            )
+
+
+def encode(actions: Sequence[Action], *, table: str, version: int) -> bytes:
+    """The commit's bytes (codec.encode_commit); a value that cannot be written at all (a lone
+    surrogate, a non-JSON type) is InvalidCommitActionError instead of a raw Python error."""
+    try:
+        return codec.encode_commit(actions)
+    except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError) as exc:
+        raise InvalidCommitActionError(
+            f"an action cannot be written: {type(exc).__name__}: {str(exc)[:300]}",
+            table=table,
+            version=version,
+        ) from None
+
+
+def check_commit(payload: bytes, *, table: str, version: int) -> list[Action]:
+    """Read ``payload`` back as the reader would and refuse it if the reader would
+    (TXN.WRITE_BOUNDARY); returns the decoded actions."""
+    try:
+        name = commit_name(version)
+        actions = codec.decode_commit(payload, table=table, version=version, file=name)
+        for action in actions:
+            if isinstance(action, AddFile | RemoveFile):
+                paths.check_file_action(action, table, version, name)
+            elif isinstance(action, Protocol):
+                check_reader_protocol(action, table=table, version=version)
+    except (CorruptLogError, UnsupportedProtocolError) as refused:
+        raise InvalidCommitActionError(
+            f"the reader would refuse this commit: {refused.message}", table=table, version=version
+        ) from None
+    for action in actions:
+        if isinstance(action, Protocol):
+            check_writer_protocol(action, table=table, version=version)
+        elif isinstance(action, Metadata):
+            properties.validate(action.configuration, table=table, version=version)
+    return actions
