@@ -51,7 +51,6 @@ from deltaspec.impl.replay.layouts import (
     tags_map,
 )
 from deltaspec.impl.replay.state import ReplayState
-from deltaspec.rules import rule
 
 __all__ = [
     "UnusableCheckpoint",
@@ -216,7 +215,6 @@ def _read_checkpoint_files(store: LogStore, cp: CheckpointFiles) -> ReplayState:
     return state
 
 
-@rule("CHECKPOINT.READ", "CHECKPOINT.CONTENTS")
 def read_checkpoint(store: LogStore, cp: CheckpointFiles) -> ReplayState:
     """Read a complete checkpoint into a state (CHECKPOINT.READ, CHECKPOINT.CONTENTS).
 
