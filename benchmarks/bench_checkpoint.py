@@ -22,8 +22,8 @@ from pathlib import Path
 from benchmarks.harness import Metric, alternate, seconds
 from benchmarks.tables import EPOCH_MS, build
 from deltaspec.impl.checkpoint import write_checkpoint
-from deltaspec.impl.log.store import LAST_CHECKPOINT, LOG_DIR
-from deltaspec.impl.snapshot import DeltaLog, is_checkpoint_name
+from deltaspec.impl.log.names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name
+from deltaspec.impl.snapshot import DeltaLog
 
 PEER = "delta-rs"
 

@@ -36,7 +36,8 @@ from benchmarks.harness import Metric, alternate, seconds, timed
 from benchmarks.tables import EPOCH_MS, TableWriter, write_data_file
 from deltaspec.impl.actions import AddFile
 from deltaspec.impl.errors import VersionExistsError
-from deltaspec.impl.log.store import LocalLogStore, commit_name, parse_commit_name
+from deltaspec.impl.log.names import commit_name, parse_commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, Metadata, Protocol, RemoveFile
 from deltaspec.impl.checkpoint import write_checkpoint
-from deltaspec.impl.log.store import LOG_DIR, commit_name
+from deltaspec.impl.log.names import LOG_DIR, commit_name
 from deltaspec.impl.snapshot import DeltaLog
 
 SCHEMA = json.dumps(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from deltaspec.rules import rule
+
 PartitionValues = dict[str, str | None]
 
 
@@ -56,6 +58,16 @@ class DeletionVector:
         return base if self.offset is None else f"{base}@{self.offset}"
 
 
+FileKey = tuple[str, str | None]
+"""A logical file: its path and its deletion vector's unique id (SNAPSHOT.FILE_KEY)."""
+
+
+@rule("SNAPSHOT.FILE_KEY")
+def file_key(path: str, deletion_vector: DeletionVector | None) -> FileKey:
+    """The logical file key ``(path, dvId)`` of an add or remove (SNAPSHOT.FILE_KEY)."""
+    return (path, None if deletion_vector is None else deletion_vector.unique_id)
+
+
 @dataclass(frozen=True, slots=True)
 class AddFile:
     path: str
@@ -72,7 +84,7 @@ class AddFile:
 
     @property
     def key(self) -> tuple[str, str | None]:
-        return (self.path, self.deletion_vector.unique_id if self.deletion_vector else None)
+        return file_key(self.path, self.deletion_vector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +103,7 @@ class RemoveFile:
 
     @property
     def key(self) -> tuple[str, str | None]:
-        return (self.path, self.deletion_vector.unique_id if self.deletion_vector else None)
+        return file_key(self.path, self.deletion_vector)
 
 
 @dataclass(frozen=True, slots=True)

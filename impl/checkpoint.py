@@ -19,8 +19,6 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-import json
-import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,44 +31,37 @@ import pyarrow.parquet as pq
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from deltaspec.impl.errors import CorruptLogError, DeltaError, VersionExistsError
 from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.store import LAST_CHECKPOINT, TEMP_FILE_SAFETY_MS, LogStore
-from deltaspec.impl.snapshot import (
-    ADD_COLUMNS,
-    DAY_MS,
-    REMOVE_COLUMNS,
-    CheckpointFiles,
-    ColumnSpec,
-    DeltaLog,
-    LogListing,
-    Snapshot,
+from deltaspec.impl.log.last_checkpoint import encode_last_checkpoint, write_last_checkpoint
+from deltaspec.impl.log.listing import CheckpointFiles, LogListing, list_log
+from deltaspec.impl.log.names import (
+    classic_checkpoint_name,
+    hadoop_crc_of,
     is_checkpoint_name,
     log_file_version,
-    table_duration_ms,
+    part_checkpoint_name,
 )
-from deltaspec.impl.table import properties
-from deltaspec.impl.table.properties import DEFAULT_CHECKPOINT_INTERVAL
+from deltaspec.impl.log.store import TEMP_FILE_SAFETY_MS, FileInfo, LogStore
+from deltaspec.impl.replay.layouts import ADD_COLUMNS, REMOVE_COLUMNS, ColumnSpec
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.table.properties import (
+    DAY_MS,
+    TableProperties,
+)
+from deltaspec.rules import rule
 
 __all__ = [
     "CHECKPOINT_SCHEMA",
-    "DEFAULT_CHECKPOINT_INTERVAL",
-    "DEFAULT_LOG_RETENTION",
     "CheckpointResult",
     "checkpoint_interval",
     "checkpoint_table",
     "checkpoint_version",
-    "classic_checkpoint_name",
     "cleanup_expired_logs",
     "log_cleanup_enabled",
     "needs_checkpoint",
-    "part_checkpoint_name",
     "part_of_rows",
     "sweep_temp_files",
     "write_checkpoint",
 ]
-
-
-DEFAULT_LOG_RETENTION = "interval 30 days"
-"""Default of ``delta.logRetentionDuration`` (RETENTION.LOG)."""
 
 # --- the checkpoint schema (delta-spark's) -------------------------------------------------------
 
@@ -124,25 +115,16 @@ CHECKPOINT_SCHEMA: pa.Schema = pa.schema(
 """The classic checkpoint's Parquet schema, as delta-spark 3.x writes it (CHECKPOINT.CONTENTS)."""
 
 
-def classic_checkpoint_name(version: int) -> str:
-    """``<v>.checkpoint.parquet`` with a 20-digit version (CHECKPOINT.READ)."""
-    return f"{version:020d}.checkpoint.parquet"
-
-
-def part_checkpoint_name(version: int, part: int, parts: int) -> str:
-    """``<v>.checkpoint.<part>.<parts>.parquet``, part and parts padded to 10 digits."""
-    return f"{version:020d}.checkpoint.{part:010d}.{parts:010d}.parquet"
-
-
 # --- table properties ----------------------------------------------------------------------------
 
 
 def checkpoint_interval(metadata: Metadata) -> int:
     """``delta.checkpointInterval``: a positive integer, default 10 (CHECKPOINT.INTERVAL);
     ValueError for anything else (properties.checkpoint_interval)."""
-    return properties.checkpoint_interval(metadata.configuration.get("delta.checkpointInterval"))
+    return TableProperties(metadata.configuration).checkpoint_interval
 
 
+@rule("CHECKPOINT.INTERVAL")
 def needs_checkpoint(version: int, metadata: Metadata) -> bool:
     """Whether committing ``version`` triggers a checkpoint (CHECKPOINT.INTERVAL).
 
@@ -153,8 +135,7 @@ def needs_checkpoint(version: int, metadata: Metadata) -> bool:
 
 def log_cleanup_enabled(metadata: Metadata) -> bool:
     """``delta.enableExpiredLogCleanup`` (default true) (RETENTION.LOG)."""
-    value = metadata.configuration.get("delta.enableExpiredLogCleanup")
-    return value is None or value.strip().lower() == "true"
+    return TableProperties(metadata.configuration).expired_log_cleanup
 
 
 # --- building the checkpoint ---------------------------------------------------------------------
@@ -213,6 +194,7 @@ def _domain_row(domain: DomainMetadata) -> dict[str, Any]:
     return {"domain": domain.domain, "configuration": domain.configuration, "removed": False}
 
 
+@rule("CHECKPOINT.CONTENTS")
 def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
     """The checkpoint of ``snapshot`` as one Arrow table (CHECKPOINT.CONTENTS).
 
@@ -296,12 +278,9 @@ class CheckpointResult:
     def last_checkpoint_json(self) -> str:
         """``_last_checkpoint``: version, size, parts (multi-part only), sizeInBytes,
         numOfAddFiles, in that order (CHECKPOINT.LAST_CHECKPOINT)."""
-        content: dict[str, int] = {"version": self.version, "size": self.size}
-        if self.parts is not None:
-            content["parts"] = self.parts
-        content["sizeInBytes"] = self.size_in_bytes
-        content["numOfAddFiles"] = self.num_of_add_files
-        return json.dumps(content, separators=(",", ":"))
+        return encode_last_checkpoint(
+            self.version, self.size, self.parts, self.size_in_bytes, self.num_of_add_files
+        )
 
 
 def _store_of(log_or_store: DeltaLog | LogStore) -> LogStore:
@@ -317,7 +296,7 @@ def _log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
 def _verify_written(log: DeltaLog, version: int, names: Sequence[str]) -> None:
     """The checkpoint of ``version`` made of ``names`` reads back whole, else its typed error
     (RETENTION.VERIFIED_CHECKPOINT)."""
-    listing = LogListing.of(log.store.list_from(f"{version:020d}"), full=False)
+    listing = list_log(log.store, version)
     for cp in listing.checkpoints.get(version, ()):
         if [info.name for info in cp.files] == list(names):
             log.verify_checkpoint(cp)
@@ -351,31 +330,8 @@ def write_checkpoint(
     store = _store_of(log_or_store)
     table = checkpoint_table(snapshot, now_ms=now_ms)
     version = snapshot.version
-    features = set(snapshot.protocol.writer_features or ())
-    if parts is not None and parts > 1 and "v2Checkpoint" not in features:
-        assignment = pa.array(part_of_rows(table, parts), type=pa.int32())
-        pieces = [
-            (
-                part_checkpoint_name(version, i + 1, parts),
-                table.filter(pc.equal(assignment, i)),
-            )
-            for i in range(parts)
-        ]
-        written_parts: int | None = parts
-    else:
-        pieces = [(classic_checkpoint_name(version), table)]
-        written_parts = None
-    total = 0
-    reused: list[str] = []
-    for index, (name, piece) in enumerate(pieces):
-        if index == 1:
-            crashpoints.reached("checkpoint.between_parts")
-        data = _parquet_bytes(piece)
-        try:
-            store.write_new(name, data)
-        except VersionExistsError:
-            reused.append(name)
-        total += len(data)
+    pieces, written_parts = _pieces(table, version, snapshot.protocol, parts)
+    total, reused = _put_pieces(store, pieces)
     if reused:
         # a file that exists should hold the same checkpoint, from another writer
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
@@ -390,11 +346,45 @@ def write_checkpoint(
         files=tuple(name for name, _ in pieces),
     )
     crashpoints.reached("checkpoint.before_last_checkpoint")
-    store.write_overwrite(LAST_CHECKPOINT, result.last_checkpoint_json().encode("utf-8"))
+    write_last_checkpoint(store, result.last_checkpoint_json())
     crashpoints.reached("checkpoint.after_last_checkpoint")
     return result
 
 
+def _pieces(
+    table: pa.Table, version: int, protocol: Protocol, parts: int | None
+) -> tuple[list[tuple[str, pa.Table]], int | None]:
+    """The files of the checkpoint by name, and the number of parts (None: one classic file).
+    A table with the ``v2Checkpoint`` feature always gets a classic file."""
+    features = set(protocol.writer_features or ())
+    if parts is None or parts <= 1 or "v2Checkpoint" in features:
+        return [(classic_checkpoint_name(version), table)], None
+    assignment = pa.array(part_of_rows(table, parts), type=pa.int32())
+    pieces = [
+        (part_checkpoint_name(version, i + 1, parts), table.filter(pc.equal(assignment, i)))
+        for i in range(parts)
+    ]
+    return pieces, parts
+
+
+def _put_pieces(store: LogStore, pieces: list[tuple[str, pa.Table]]) -> tuple[int, list[str]]:
+    """Create every file put-if-absent (LOG.PUT_IF_ABSENT); the bytes written and the names
+    that already existed."""
+    total = 0
+    reused: list[str] = []
+    for index, (name, piece) in enumerate(pieces):
+        if index == 1:
+            crashpoints.reached("checkpoint.between_parts")
+        data = _parquet_bytes(piece)
+        try:
+            store.write_new(name, data)
+        except VersionExistsError:
+            reused.append(name)
+        total += len(data)
+    return total, reused
+
+
+@rule("CHECKPOINT.COMMITTED_VERSION")
 def checkpoint_version(
     log: DeltaLog, version: int, *, now_ms: int, parts: int | None = None
 ) -> CheckpointResult:
@@ -425,8 +415,6 @@ def sweep_temp_files(
 
 # --- log cleanup ---------------------------------------------------------------------------------
 
-_HADOOP_CRC = re.compile(r"\.(.+)\.crc")
-
 
 def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
     """Whether one of the checkpoints of a version reads back whole
@@ -440,6 +428,7 @@ def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
     return False
 
 
+@rule("RETENTION.LOG")
 def cleanup_expired_logs(
     log_or_store: DeltaLog | LogStore, checkpoint_version: int, now_ms: int, metadata: Metadata
 ) -> list[str]:
@@ -461,30 +450,50 @@ def cleanup_expired_logs(
     Returns the deleted names.
     """
     store = _store_of(log_or_store)
-    if not log_cleanup_enabled(metadata):
+    properties = TableProperties(metadata.configuration)
+    if not properties.expired_log_cleanup:
         return []
-    retention = table_duration_ms(metadata, "delta.logRetentionDuration", DEFAULT_LOG_RETENTION)
-    assert retention is not None
-    cutoff = now_ms - retention
+    cutoff = now_ms - properties.log_retention_ms
     cutoff -= cutoff % DAY_MS
     listed = store.list_from("")
+    entries = _timed_entries(listed, checkpoint_version)
     listing = LogListing.of(listed, full=True)
-    entries: list[tuple[str, int, int]] = []  # name, version, adjusted time
+    keep_from = _new_start(_log_of(log_or_store), listing, entries, checkpoint_version, cutoff)
+    if keep_from is None:
+        return []
+    return _delete_before(store, listed, [name for name, _, _ in entries[:keep_from]])
+
+
+def _timed_entries(listed: list[FileInfo], last_version: int) -> list[tuple[str, int, int]]:
+    """Commit, checkpoint and checksum files up to ``last_version`` in name order, as
+    ``(name, version, time)`` with the times made strictly increasing."""
+    entries: list[tuple[str, int, int]] = []
     previous: int | None = None
     for info in listed:
         version = log_file_version(info.name)
-        if version is None or version > checkpoint_version:
+        if version is None or version > last_version:
             continue
         time = info.modification_time
         if previous is not None and time <= previous:
             time = previous + 1
         previous = time
         entries.append((info.name, version, time))
+    return entries
+
+
+def _new_start(
+    log: DeltaLog,
+    listing: LogListing,
+    entries: list[tuple[str, int, int]],
+    checkpoint_version: int,
+    cutoff: int,
+) -> int | None:
+    """The index in ``entries`` of the first file of the newest readable checkpoint whose
+    preceding file expired, or None (RETENTION.LOG, RETENTION.VERIFIED_CHECKPOINT)."""
     first_index: dict[int, int] = {}
     for index, (name, version, _) in enumerate(entries):
         if version not in first_index and is_checkpoint_name(name):
             first_index[version] = index
-    keep_from: int | None = None
     for version in sorted(listing.checkpoints, reverse=True):
         if version > checkpoint_version or version not in first_index:
             continue
@@ -493,18 +502,19 @@ def cleanup_expired_logs(
             index > 0
             and entries[index - 1][1] < checkpoint_version
             and entries[index - 1][2] <= cutoff
-            and _readable(_log_of(log_or_store), listing.checkpoints[version])
+            and _readable(log, listing.checkpoints[version])
         ):
-            keep_from = index
-            break
-    if keep_from is None:
-        return []
-    doomed = [name for name, _, _ in entries[:keep_from]]
+            return index
+    return None
+
+
+def _delete_before(store: LogStore, listed: list[FileInfo], doomed: list[str]) -> list[str]:
+    """Delete ``doomed`` oldest first, then the hidden Hadoop checksums that belong to them."""
     doomed_set = set(doomed)
     hidden = {
         info.name
         for info in listed
-        if (m := _HADOOP_CRC.fullmatch(info.name)) is not None and m[1] in doomed_set
+        if (owner := hadoop_crc_of(info.name)) is not None and owner in doomed_set
     }
     deleted: list[str] = []
     for name in doomed:  # oldest first: a crash half-way leaves only a prefix gone

@@ -25,10 +25,7 @@ class TimestampGreaterThanCommitError(DeltaError):
 def commit_timestamps(log: DeltaLog) -> dict[int, int]:
     """Version -> commit timestamp (ms) of every commit file in the log."""
     listing = log.list_log(None)
-    in_commit = (
-        log.snapshot().metadata.configuration.get("delta.enableInCommitTimestamps", "false").lower()
-        == "true"
-    )
+    in_commit = log.snapshot().properties.in_commit_timestamps
     times: dict[int, int] = {}
     previous: int | None = None
     for version in sorted(listing.commits):

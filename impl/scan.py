@@ -68,7 +68,7 @@ def _file_column(data: pa.Table, field: dict[str, Any], mode: str) -> pa.Chunked
 def scan(snapshot: Snapshot, root: Path, session_zone: timedelta | None = None) -> pa.Table:
     """All rows of the snapshot: every live file read, partition values added, DVs applied."""
     fields = json.loads(snapshot.metadata.schema_string or '{"fields": []}')["fields"]
-    mode = snapshot.metadata.configuration.get("delta.columnMapping.mode", "none")
+    mode = snapshot.properties.column_mapping_mode
     partition_columns = set(snapshot.partition_columns)
     pieces: list[pa.Table] = []
     for add in snapshot.files.values():

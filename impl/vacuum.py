@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow.compute as pc
 
@@ -42,7 +42,7 @@ from deltaspec.impl.errors import (
     VacuumRetentionTooShortError,
 )
 from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.store import LOG_DIR
+from deltaspec.impl.log.names import LOG_DIR
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.table import paths
 from deltaspec.impl.table.paths import resolve_data_path
@@ -152,9 +152,30 @@ def vacuum(
     """
     snapshot = log.snapshot()
     now = log.clock() if now_ms is None else now_ms
+    retention = _retention(log.table_path, snapshot, retention_ms, enforce_retention)
+    cutoff = now - retention
+    referenced = _referenced(log, snapshot, cutoff)
+    walk = _walk(log.table_path, referenced, cutoff)
+    if not dry_run:
+        _delete(log.table_path, walk.doomed)
+    return VacuumResult(
+        version=snapshot.version,
+        cutoff_ms=cutoff,
+        dry_run=dry_run,
+        deleted=tuple(relative for relative, _ in walk.doomed),
+        referenced=len(referenced),
+        too_recent=walk.too_recent,
+        symlinks=tuple(sorted(walk.symlinks)),
+    )
+
+
+def _retention(
+    table: str, snapshot: Snapshot, retention_ms: int | None, enforce_retention: bool
+) -> int:
+    """The retention to use: the table's unless ``retention_ms`` is given, which must be a
+    finite, non-negative number and (with ``enforce_retention``) no shorter than the table's."""
     configured = snapshot.deleted_file_retention_ms
     retention = configured if retention_ms is None else retention_ms
-    table = log.table_path
     if (
         isinstance(retention, bool)
         or not isinstance(retention, int | float)
@@ -177,62 +198,77 @@ def vacuum(
             table=table,
             version=snapshot.version,
         )
-    cutoff = now - retention
-    referenced = _referenced(log, snapshot, cutoff)
+    return retention
+
+
+@dataclass
+class _Walk:
+    """What walking the table found: the files to delete, as ``(relative, full)`` sorted."""
+
+    doomed: list[tuple[str, str]] = field(default_factory=list)
+    symlinks: list[str] = field(default_factory=list)
+    too_recent: int = 0
+
+
+def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
+    """The files under ``table`` that rules 2 and 3 above let VACUUM delete."""
     real_root = os.path.realpath(table)
-    doomed: list[tuple[str, str]] = []
-    symlinks: list[str] = []
-    too_recent = 0
+    found = _Walk()
     for directory, dirnames, filenames in os.walk(table, followlinks=False):
         relative_dir = os.path.relpath(directory, table)
         at_root = relative_dir == "."
         for name in list(dirnames):
             full = os.path.join(directory, name)
             if os.path.islink(full):
-                symlinks.append(_relative(relative_dir, name))
+                found.symlinks.append(_relative(relative_dir, name))
                 dirnames.remove(name)
             elif (at_root and name == LOG_DIR) or _hidden(name):
                 dirnames.remove(name)
         for name in filenames:
-            if _hidden(name):
-                continue
-            full = os.path.join(directory, name)
-            relative = _relative(relative_dir, name)
-            info = os.lstat(full)
-            if stat.S_ISLNK(info.st_mode):
-                symlinks.append(relative)
-                continue
-            if not stat.S_ISREG(info.st_mode) or relative in referenced:
-                continue
-            if info.st_mtime_ns // 1_000_000 >= cutoff:
-                too_recent += 1
-                continue
-            real = os.path.realpath(full)
-            if not _inside(real, real_root) or _inside(real, os.path.join(real_root, LOG_DIR)):
-                continue
-            doomed.append((relative, full))
-    doomed.sort()
-    if not dry_run:
-        for relative, full in doomed:
-            try:
-                # through the resolver again: a directory swapped for a link since the walk is
-                # never followed (PATH.NO_SYMLINKS)
-                full = paths.data_file(table, relative)
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue  # replaced by a link or directory since the walk: left alone
-                os.unlink(full)
-            except (FileNotFoundError, UnsafePathError):
-                continue  # deleted meanwhile (another VACUUM), or now behind a link
-            crashpoints.reached("vacuum.mid_delete")
-    return VacuumResult(
-        version=snapshot.version,
-        cutoff_ms=cutoff,
-        dry_run=dry_run,
-        deleted=tuple(relative for relative, _ in doomed),
-        referenced=len(referenced),
-        too_recent=too_recent,
-        symlinks=tuple(sorted(symlinks)),
-    )
+            if not _hidden(name):
+                _consider(directory, relative_dir, name, referenced, cutoff, real_root, found)
+    found.doomed.sort()
+    return found
+
+
+def _consider(
+    directory: str,
+    relative_dir: str,
+    name: str,
+    referenced: set[str],
+    cutoff: int,
+    real_root: str,
+    found: _Walk,
+) -> None:
+    full = os.path.join(directory, name)
+    relative = _relative(relative_dir, name)
+    info = os.lstat(full)
+    if stat.S_ISLNK(info.st_mode):
+        found.symlinks.append(relative)
+        return
+    if not stat.S_ISREG(info.st_mode) or relative in referenced:
+        return
+    if info.st_mtime_ns // 1_000_000 >= cutoff:
+        found.too_recent += 1
+        return
+    real = os.path.realpath(full)
+    if not _inside(real, real_root) or _inside(real, os.path.join(real_root, LOG_DIR)):
+        return
+    found.doomed.append((relative, full))
+
+
+def _delete(table: str, doomed: list[tuple[str, str]]) -> None:
+    for relative, full in doomed:
+        try:
+            # through the resolver again: a directory swapped for a link since the walk is
+            # never followed (PATH.NO_SYMLINKS)
+            full = paths.data_file(table, relative)
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue  # replaced by a link or directory since the walk: left alone
+            os.unlink(full)
+        except (FileNotFoundError, UnsafePathError):
+            continue  # deleted meanwhile (another VACUUM), or now behind a link
+        crashpoints.reached("vacuum.mid_delete")
 
 
 def _relative(directory: str, name: str) -> str:

@@ -43,7 +43,8 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.store import LocalLogStore, commit_name
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.table.releases import CURRENT
 

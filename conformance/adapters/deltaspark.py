@@ -40,7 +40,8 @@ from deltaspec.conformance.adapters.deltaspark_session import RELEASE, delta_ses
 from deltaspec.conformance.adapters.impl import _initial_commit, to_action, verify_stored_log
 from deltaspec.impl import codec
 from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.log.store import LocalLogStore, commit_name
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog as ImplLog
 from deltaspec.rules import spec_root
 

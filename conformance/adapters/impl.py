@@ -35,8 +35,14 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.checkpoint import checkpoint_version
-from deltaspec.impl.log.store import LocalLogStore, commit_name, parse_commit_name
-from deltaspec.impl.snapshot import DeltaLog, Snapshot, is_checkpoint_name, log_file_version
+from deltaspec.impl.log.names import (
+    commit_name,
+    is_checkpoint_name,
+    log_file_version,
+    parse_commit_name,
+)
+from deltaspec.impl.log.store import LocalLogStore
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.table.releases import CURRENT, Release
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 

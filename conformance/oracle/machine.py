@@ -477,7 +477,7 @@ class OracleReport:
 
 def _race_once(store: Any, version: int, writers: int) -> tuple[list[bytes], bytes]:
     from deltaspec.impl.errors import VersionExistsError
-    from deltaspec.impl.log.store import commit_name
+    from deltaspec.impl.log.names import commit_name
 
     barrier = threading.Barrier(writers)
     won: list[bytes] = []

@@ -79,7 +79,7 @@ CATALOG: tuple[Mutant, ...] = (
        "txn.transaction:OptimisticTransaction._commit",
        "blind = only_adds and not self._predicates and not self._files", "blind = only_adds"),
     _m("replay-keeps-first-add", "replay keeps the first add of a re-added path",
-       "snapshot:DeltaLog._replay",
+       "replay.commits:reconcile",
        "adds.pop(key, None)\n                adds[key] = action",
        "adds.setdefault(key, action)"),
     _m("tombstone-dropped-early", "the checkpoint drops tombstones still within retention",

@@ -37,8 +37,10 @@ from deltaspec.conformance.adapters.base import protocol_json
 from deltaspec.conformance.isolation import checker as isolation
 from deltaspec.impl import codec, errors
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
-from deltaspec.impl.log.store import LAST_CHECKPOINT, FileInfo, LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, LogListing, Snapshot, is_checkpoint_name
+from deltaspec.impl.log.listing import LogListing
+from deltaspec.impl.log.names import LAST_CHECKPOINT, is_checkpoint_name
+from deltaspec.impl.log.store import FileInfo, LocalLogStore
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
 
 Json = dict[str, Any]
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

@@ -13,7 +13,8 @@ them on a local POSIX file system, across threads and processes. Names passed to
 relative to the ``_delta_log`` directory (``00000000000000000000.json``, ``_last_checkpoint``,
 ``_sidecars/<uuid>.parquet``); the store knows nothing about what the names mean beyond
 LOG.COMMIT_FILE_NAME (to put the version into a :class:`VersionExistsError`) — recognising
-commits, checkpoints and checksums among the listed names is the snapshot layer's job.
+commits, checkpoints and checksums among the listed names is :mod:`deltaspec.impl.log.names`'
+job.
 """
 
 from __future__ import annotations
@@ -24,46 +25,34 @@ import ctypes
 import errno
 import io
 import os
-import re
 import uuid
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from deltaspec.impl.errors import UnsafePathError, UnsupportedLogStoreError, VersionExistsError
 from deltaspec.impl.log import crashpoints
+from deltaspec.impl.log.names import (
+    LAST_CHECKPOINT,
+    LOG_DIR,
+    SIDECARS_DIR,
+    is_temp_name,
+    leading_version,
+    parse_commit_name,
+)
 from deltaspec.impl.table import paths
+from deltaspec.rules import rule
 
 __all__ = [
-    "LAST_CHECKPOINT",
     "LAST_CHECKPOINT_MAX_BYTES",
-    "LOG_DIR",
-    "SIDECARS_DIR",
     "TEMP_FILE_SAFETY_MS",
     "FileInfo",
     "LocalLogStore",
     "LogStore",
-    "commit_name",
-    "is_temp_name",
-    "parse_commit_name",
 ]
-
-LOG_DIR = "_delta_log"
-"""The log directory beneath the table root."""
-
-LAST_CHECKPOINT = "_last_checkpoint"
-"""The only log file that may be overwritten (CHECKPOINT.LAST_CHECKPOINT)."""
 
 LAST_CHECKPOINT_MAX_BYTES = 1024 * 1024
 """The most of ``_last_checkpoint`` ever read: the hint is a few hundred bytes of JSON (even with
 a v2 checkpoint's inlined metadata), so a bigger (or sparse, or endless) file is not read whole."""
-
-SIDECARS_DIR = "_sidecars"
-"""The subdirectory holding the sidecar files of v2 checkpoints."""
-
-_VERSION_DIGITS = 20
-_MAX_VERSION = 10**_VERSION_DIGITS - 1
-# ASCII digits only: ``\d`` would also accept other Unicode digits, which are not commit names.
-_COMMIT_NAME = re.compile(r"[0-9]{20}\.json")
 
 # errno values with which os.link says "this file system has no hard links" rather than
 # "this particular link failed"; on them LocalLogStore falls back to O_CREAT | O_EXCL.
@@ -138,53 +127,6 @@ _O_BINARY: int = getattr(os, "O_BINARY", 0)
 
 TEMP_FILE_SAFETY_MS = 60 * 60 * 1000
 """A temporary file younger than this (one hour) may belong to a live writer and is never swept."""
-
-
-def commit_name(version: int) -> str:
-    """The file name of the commit of ``version`` in ``_delta_log`` (LOG.COMMIT_FILE_NAME).
-
-    The decimal version left-padded with zeros to exactly 20 digits, then ``.json``:
-    ``commit_name(42) == "00000000000000000042.json"``. Raises ValueError for a version that is
-    negative, not an int, or too large for 20 digits.
-    """
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise ValueError(f"a version is an int, not {version!r}")
-    if not 0 <= version <= _MAX_VERSION:
-        raise ValueError(f"version {version} does not fit a commit file name")
-    return f"{version:0{_VERSION_DIGITS}d}.json"
-
-
-def parse_commit_name(name: str) -> int | None:
-    """The version of a commit file name, or None if ``name`` is not one (LOG.COMMIT_FILE_NAME).
-
-    A name is a commit only if the whole name is 20 ASCII digits followed by ``.json``: checkpoint,
-    checksum, compaction and temporary files, ``_last_checkpoint`` and names with a directory part
-    are not commits.
-    """
-    if _COMMIT_NAME.fullmatch(name) is None:
-        return None
-    return int(name[:_VERSION_DIGITS])
-
-
-def _leading_version(name: str) -> int | None:
-    """The version a commit, checkpoint or checksum name starts with (20 digits and a dot)."""
-    head, dot, _ = name.partition(".")
-    return (
-        int(head)
-        if dot and len(head) == _VERSION_DIGITS and head.isascii() and head.isdigit()
-        else None
-    )
-
-
-def is_temp_name(name: str) -> bool:
-    """Whether ``name`` (or its last component) is one of the store's temporary files.
-
-    Temporary files are named ``.<final name>.<uuid4 hex>.tmp``; any name that starts with ``.``
-    and ends with ``.tmp`` is treated as one and never listed (LOG.LISTING). Other hidden files,
-    such as Hadoop's ``.00000000000000000000.json.crc``, are ordinary files and are listed.
-    """
-    base = name.rsplit("/", 1)[-1]
-    return base.startswith(".") and base.endswith(".tmp")
 
 
 def _check_name(name: str) -> list[str]:
@@ -366,7 +308,7 @@ class LocalLogStore(LogStore):
         return paths.read_regular(
             self._path(name),
             table=self._table_path,
-            version=_leading_version(name),
+            version=leading_version(name),
             file=name,
             limit=LAST_CHECKPOINT_MAX_BYTES if name == LAST_CHECKPOINT else None,
         )
@@ -375,7 +317,7 @@ class LocalLogStore(LogStore):
         """``name`` opened for reading, under the same checks as :meth:`read`: what pyarrow
         gets instead of a path, so it never opens anything itself."""
         return paths.open_regular(
-            self._path(name), table=self._table_path, version=_leading_version(name), file=name
+            self._path(name), table=self._table_path, version=leading_version(name), file=name
         )
 
     def exists(self, name: str) -> bool:
@@ -391,7 +333,7 @@ class LocalLogStore(LogStore):
         return UnsafePathError(
             "a symbolic link in the log is never followed (it could point outside the table)",
             table=self._table_path,
-            version=_leading_version(name),
+            version=leading_version(name),
             file=name,
         )
 
@@ -400,6 +342,7 @@ class LocalLogStore(LogStore):
         (PATH.NO_SYMLINKS)."""
         paths.check_real_dirs(self._table_path, [LOG_DIR, *(p for p in parts[:-1] if p)])
 
+    @rule("LOG.LISTING")
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
         return self._scan(self._log_dir, "", start)
@@ -462,7 +405,7 @@ class LocalLogStore(LogStore):
                 if not (
                     entry.is_file(follow_symlinks=False)
                     or entry.is_symlink()
-                    or _leading_version(entry.name) is not None
+                    or leading_version(entry.name) is not None
                 ):
                     continue
                 stat = entry.stat(follow_symlinks=False)
@@ -474,6 +417,7 @@ class LocalLogStore(LogStore):
 
     # --- writing -----------------------------------------------------------------------------
 
+    @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY")
     def write_new(self, name: str, data: bytes) -> None:
         _check_data(data)
         final = self._path(name)

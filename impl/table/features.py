@@ -1,8 +1,78 @@
-"""Protocol features: what a protocol supports, and what counts as removing or downgrading."""
+"""Protocol features: what this reader supports, what a protocol supports, and what counts as
+removing or downgrading.
+
+This module never imports ``deltaspec.model``.
+"""
 
 from __future__ import annotations
 
 from deltaspec.impl.actions import Protocol
+from deltaspec.impl.errors import UnsupportedProtocolError
+
+__all__ = [
+    "MAX_READER_VERSION",
+    "SUPPORTED_READER_FEATURES",
+    "check_reader_protocol",
+    "features",
+    "is_downgrade",
+    "removes_features",
+]
+
+SUPPORTED_READER_FEATURES = frozenset(
+    {
+        # the log: file keys with deletion vectors, v2 checkpoints with sidecars
+        "deletionVectors",
+        "v2Checkpoint",
+        # only VACUUM must care; reading is unaffected
+        "vacuumProtocolCheck",
+        # scans: physical column names / field ids, TIMESTAMP_NTZ, widened column types
+        "columnMapping",
+        "timestampNtz",
+        "typeWidening",
+        "typeWidening-preview",
+    }
+)
+"""Reader features this implementation reads correctly.
+
+The log-level ones (``deletionVectors``, ``v2Checkpoint``) change how the log is replayed and are
+implemented by :mod:`deltaspec.impl.replay`; the others only change how data files are
+interpreted, which the snapshot exposes (schema, partition values, deletion vector descriptors)
+for the scan to apply. Variant, catalog-managed and coordinated-commit tables are refused.
+"""
+
+MAX_READER_VERSION = 3
+
+
+def check_reader_protocol(
+    protocol: Protocol,
+    *,
+    table: str | None = None,
+    version: int | None = None,
+    file: str | None = None,
+) -> None:
+    """Refuse a protocol this reader does not support (SNAPSHOT.PROTOCOL_METADATA).
+
+    ``minReaderVersion`` above 3, or (at reader version 3) a ``readerFeatures`` entry outside
+    :data:`SUPPORTED_READER_FEATURES`, raises :class:`UnsupportedProtocolError`.
+    """
+    if protocol.min_reader_version > MAX_READER_VERSION or protocol.min_reader_version < 1:
+        raise UnsupportedProtocolError(
+            f"minReaderVersion {protocol.min_reader_version} is not supported "
+            f"(this reader supports 1 to {MAX_READER_VERSION})",
+            table=table,
+            version=version,
+            file=file,
+        )
+    if protocol.min_reader_version == MAX_READER_VERSION:
+        unsupported = sorted(set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES)
+        if unsupported:
+            raise UnsupportedProtocolError(
+                f"unsupported reader features {unsupported}",
+                table=table,
+                version=version,
+                file=file,
+            )
+
 
 _IMPLIED_BY_WRITER_VERSION = {
     2: ("appendOnly", "invariants"),

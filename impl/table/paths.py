@@ -40,6 +40,7 @@ from deltaspec.impl.errors import (
     NotRegularFileError,
     UnsafePathError,
 )
+from deltaspec.rules import rule
 
 __all__ = [
     "SUSPICIOUS_PATH",
@@ -79,6 +80,7 @@ def is_suspicious(path: str) -> bool:
     return _SUSPICIOUS.search(path) is not None
 
 
+@rule("PATH.DATA_FILE")
 def resolve_data_path(table_root: str, path: str) -> str:
     """The canonical location of a data file named by ``path``, relative to the table root,
     decoded, ``/``-separated; ValueError saying why for a path that is not safe (PATH.DATA_FILE).
@@ -136,6 +138,7 @@ def data_file(table_root: str, relative: str, *, version: int | None = None) -> 
     return os.path.join(table_root, *parts)
 
 
+@rule("PATH.NO_SYMLINKS")
 def check_real_dirs(
     table_root: str, parts: Sequence[str], *, version: int | None = None, file: str | None = None
 ) -> None:
@@ -168,6 +171,7 @@ def access_error(
     )
 
 
+@rule("PATH.REGULAR_FILES")
 def open_regular(
     path: str, *, table: str, version: int | None = None, file: str | None = None
 ) -> BinaryIO:

@@ -4,8 +4,8 @@ place (TXN.TABLE_PROPERTIES).
 A commit whose metadata sets one of them to a value it cannot have is refused before anything is
 written (:func:`validate`), so that no later commit, checkpoint or cleanup meets a value it cannot
 interpret: ``delta.checkpointInterval = "0"`` would otherwise make every later commit land and
-then fail in its post-commit checkpoint. Readers use the same parsers (:func:`isolation_level`,
-:func:`checkpoint_interval`, :func:`parse_interval_ms`, :func:`flag`).
+then fail in its post-commit checkpoint. Readers get the properties of a table's metadata as one
+typed :class:`TableProperties`, each parsed by the same parsers on first use.
 
 This module never imports ``deltaspec.model``.
 """
@@ -15,12 +15,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from functools import cached_property
 
 from deltaspec.impl.errors import InvalidIsolationLevelError, InvalidTablePropertyError
 
 __all__ = [
+    "DAY_MS",
     "DEFAULT_CHECKPOINT_INTERVAL",
+    "DEFAULT_DELETED_FILE_RETENTION",
+    "DEFAULT_LOG_RETENTION",
     "ISOLATION_LEVELS",
+    "TableProperties",
     "checkpoint_interval",
     "flag",
     "isolation_level",
@@ -31,13 +36,19 @@ __all__ = [
 DEFAULT_CHECKPOINT_INTERVAL = 10
 """Default of ``delta.checkpointInterval`` (CHECKPOINT.INTERVAL)."""
 
+DEFAULT_DELETED_FILE_RETENTION = "interval 1 week"
+"""Default of ``delta.deletedFileRetentionDuration`` (RETENTION.TOMBSTONES)."""
+
+DEFAULT_LOG_RETENTION = "interval 30 days"
+"""Default of ``delta.logRetentionDuration`` (RETENTION.LOG)."""
+
 ISOLATION_LEVELS = ("Serializable", "WriteSerializable", "SnapshotIsolation")
 """The level names ``delta.isolationLevel`` may hold, compared case-insensitively."""
 
-_DAY_MS = 24 * 60 * 60 * 1000
+DAY_MS = 24 * 60 * 60 * 1000
 _INTERVAL_UNITS_MS: dict[str, float] = {
-    "week": 7 * _DAY_MS,
-    "day": _DAY_MS,
+    "week": 7 * DAY_MS,
+    "day": DAY_MS,
     "hour": 60 * 60 * 1000,
     "minute": 60 * 1000,
     "second": 1000,
@@ -160,3 +171,58 @@ def validate(
                 else InvalidTablePropertyError
             )
             raise kind(f"{key} = {value[:200]!r}: {exc}", table=table, version=version) from None
+
+
+def _lenient_flag(value: str | None, default: bool) -> bool:
+    """A boolean property as a reader takes it: ``true`` in any case is true, anything else
+    false, ``default`` when unset."""
+    return default if value is None else value.strip().lower() == "true"
+
+
+class TableProperties:
+    """The ``delta.*`` properties of one table's metadata, typed; each is parsed once, on first
+    use, so a malformed value only fails the readers that need it (ValueError)."""
+
+    def __init__(self, configuration: Mapping[str, str]) -> None:
+        self.configuration = configuration
+
+    @cached_property
+    def checkpoint_interval(self) -> int:
+        """``delta.checkpointInterval``, default 10 (CHECKPOINT.INTERVAL)."""
+        return checkpoint_interval(self.configuration.get("delta.checkpointInterval"))
+
+    @cached_property
+    def deleted_file_retention_ms(self) -> int:
+        """``delta.deletedFileRetentionDuration``, default one week (RETENTION.TOMBSTONES)."""
+        text = self.configuration.get(
+            "delta.deletedFileRetentionDuration", DEFAULT_DELETED_FILE_RETENTION
+        )
+        return parse_interval_ms(text)
+
+    @cached_property
+    def log_retention_ms(self) -> int:
+        """``delta.logRetentionDuration``, default 30 days (RETENTION.LOG)."""
+        text = self.configuration.get("delta.logRetentionDuration", DEFAULT_LOG_RETENTION)
+        return parse_interval_ms(text)
+
+    @cached_property
+    def set_transaction_retention_ms(self) -> int | None:
+        """``delta.setTransactionRetentionDuration``; None (never expire) when unset
+        (RETENTION.SET_TRANSACTION)."""
+        text = self.configuration.get("delta.setTransactionRetentionDuration")
+        return None if text is None else parse_interval_ms(text)
+
+    @cached_property
+    def expired_log_cleanup(self) -> bool:
+        """``delta.enableExpiredLogCleanup``, default true (RETENTION.LOG)."""
+        return _lenient_flag(self.configuration.get("delta.enableExpiredLogCleanup"), True)
+
+    @cached_property
+    def in_commit_timestamps(self) -> bool:
+        """``delta.enableInCommitTimestamps``, default false (SNAPSHOT.REPLAY)."""
+        return _lenient_flag(self.configuration.get("delta.enableInCommitTimestamps"), False)
+
+    @cached_property
+    def column_mapping_mode(self) -> str:
+        """``delta.columnMapping.mode``, default ``none``."""
+        return self.configuration.get("delta.columnMapping.mode", "none")

@@ -30,7 +30,7 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
 from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table import properties

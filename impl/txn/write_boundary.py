@@ -24,9 +24,9 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     UnsupportedWriterProtocolError,
 )
-from deltaspec.impl.log.store import commit_name
-from deltaspec.impl.snapshot import check_reader_protocol
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.table import paths, properties
+from deltaspec.impl.table.features import check_reader_protocol
 
 __all__ = [
     "MAX_WRITER_VERSION",

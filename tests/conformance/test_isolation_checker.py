@@ -31,7 +31,7 @@ from deltaspec.conformance.isolation.checker import (
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.predicates import expr
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction

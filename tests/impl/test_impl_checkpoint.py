@@ -44,7 +44,8 @@ from deltaspec.impl.checkpoint import (
     write_checkpoint,
 )
 from deltaspec.impl.errors import VersionNotFoundError
-from deltaspec.impl.log.store import LocalLogStore, commit_name
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 
 deltalake = pytest.importorskip("deltalake")

@@ -39,14 +39,12 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
-from deltaspec.impl.log.store import LocalLogStore, commit_name
-from deltaspec.impl.snapshot import (
-    FILES_SCHEMA,
-    TOMBSTONES_SCHEMA,
-    DeltaLog,
-    check_reader_protocol,
-    parse_interval_ms,
-)
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
+from deltaspec.impl.replay.layouts import FILES_SCHEMA, TOMBSTONES_SCHEMA
+from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.table.features import check_reader_protocol
+from deltaspec.impl.table.properties import parse_interval_ms
 
 DAY = 24 * 3600 * 1000
 NOW = 1_700_000_000_000

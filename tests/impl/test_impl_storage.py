@@ -15,14 +15,8 @@ import pytest
 
 from deltaspec.impl.errors import DeltaError, VersionExistsError
 from deltaspec.impl.log import store as storage
-from deltaspec.impl.log.store import (
-    FileInfo,
-    LocalLogStore,
-    LogStore,
-    commit_name,
-    is_temp_name,
-    parse_commit_name,
-)
+from deltaspec.impl.log.names import commit_name, is_temp_name, parse_commit_name
+from deltaspec.impl.log.store import FileInfo, LocalLogStore, LogStore
 
 LOG = "_delta_log"
 

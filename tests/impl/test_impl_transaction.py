@@ -18,7 +18,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.predicates import expr
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.table.releases import Release

@@ -15,7 +15,7 @@ from support import create_reliability_table, tree_state, write_data_file
 
 from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
 from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.impl.vacuum import deletion_vector_path, vacuum

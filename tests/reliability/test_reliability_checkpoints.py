@@ -27,9 +27,10 @@ from support import (
 
 from deltaspec.impl import checkpoint as checkpoint_module
 from deltaspec.impl.actions import RemoveFile, SetTransaction
-from deltaspec.impl.checkpoint import part_checkpoint_name, write_checkpoint
+from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.log.names import is_checkpoint_name, part_checkpoint_name
 from deltaspec.impl.log.store import FileInfo, LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, is_checkpoint_name, wall_clock_ms
+from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 deltalake = pytest.importorskip("deltalake")

@@ -38,7 +38,7 @@ from deltaspec.impl.errors import (
     UnsafePathError,
     UnsupportedProtocolError,
 )
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog
 
 NOW = 1_800_000_000_000

@@ -32,7 +32,8 @@ from support import (
 
 from deltaspec.impl.checkpoint import checkpoint_version, sweep_temp_files
 from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.store import LocalLogStore, commit_name, is_temp_name
+from deltaspec.impl.log.names import commit_name, is_temp_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
 from deltaspec.impl.vacuum import vacuum
 

@@ -47,7 +47,8 @@ from deltaspec.impl.checkpoint import (
     write_checkpoint,
 )
 from deltaspec.impl.deletion_vectors import deleted_rows
-from deltaspec.impl.log.store import LocalLogStore, commit_name
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.impl.vacuum import vacuum

@@ -32,7 +32,8 @@ from deltaspec.conformance.isolation.checker import check, history_from_log
 from deltaspec.impl import errors
 from deltaspec.impl.log import store as storage
 from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
-from deltaspec.impl.log.store import LocalLogStore, commit_name, is_temp_name
+from deltaspec.impl.log.names import commit_name, is_temp_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
 from deltaspec.impl.table.releases import Release
 from deltaspec.impl.txn.transaction import MAX_FAILED_WRITES, OptimisticTransaction

@@ -131,8 +131,9 @@ def snapshot_view(snapshot: Any) -> tuple[Any, ...]:
 
 def json_only_log(root: str | Path) -> Any:
     """A DeltaLog of ``root`` that sees no checkpoint and no ``_last_checkpoint``: pure replay."""
+    from deltaspec.impl.log.names import is_checkpoint_name
     from deltaspec.impl.log.store import LocalLogStore
-    from deltaspec.impl.snapshot import DeltaLog, is_checkpoint_name
+    from deltaspec.impl.snapshot import DeltaLog
 
     class _NoCheckpoints(LocalLogStore):
         def list_from(self, start: str = "") -> list[Any]:
@@ -151,7 +152,7 @@ def log_problems(root: str | Path) -> list[str]:
     complete checkpoint equal to JSON replay (where its commits are kept), ``_last_checkpoint``
     naming a checkpoint that exists, and every live data file present on disk."""
     from deltaspec.impl.errors import DeltaError
-    from deltaspec.impl.log.store import is_temp_name, parse_commit_name
+    from deltaspec.impl.log.names import is_temp_name, parse_commit_name
     from deltaspec.impl.snapshot import DeltaLog
 
     log = DeltaLog(str(root))

@@ -15,7 +15,8 @@ import pytest
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
 from deltaspec.impl.checkpoint import write_checkpoint
-from deltaspec.impl.log.store import LocalLogStore, commit_name
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 

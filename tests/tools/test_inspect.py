@@ -13,8 +13,8 @@ from deltaspec.conformance.harness.scenarios import schema_string
 from deltaspec.conformance.tools.inspect import Severity, inspect, path_problem
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
-from deltaspec.impl.checkpoint import classic_checkpoint_name, write_checkpoint
-from deltaspec.impl.log.store import commit_name
+from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.log.names import classic_checkpoint_name, commit_name
 from deltaspec.impl.predicates import expr
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction

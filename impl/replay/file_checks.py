@@ -1,0 +1,96 @@
+"""The path rule (PATH.DATA_FILE) applied to the file actions a replay reads.
+
+The rule itself lives in :mod:`deltaspec.impl.table.paths`; replay applies it to every add and
+remove of a commit (:func:`check_commit_actions`) and, vectorised, to a checkpoint's tables
+(:func:`check_file_table`), so that every path a snapshot holds is canonical
+(SNAPSHOT.CANONICAL_PATH).
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaspec.impl.actions import Action, AddFile, RemoveFile
+from deltaspec.impl.errors import CorruptLogError, UnsafePathError
+from deltaspec.impl.replay.layouts import ZERO, dv_from_row
+from deltaspec.impl.table import paths
+from deltaspec.rules import rule
+
+__all__ = ["check_commit_actions", "check_file_table"]
+
+
+@rule("SNAPSHOT.CANONICAL_PATH")
+def check_commit_actions(actions: list[Action], table: str, version: int, file: str) -> None:
+    """Check every add and remove of a commit in place: its path made canonical
+    (:func:`paths.check_file_action`)."""
+    for index, action in enumerate(actions):
+        if isinstance(action, AddFile | RemoveFile):
+            canonical = paths.check_file_action(action, table, version, file)
+            if canonical != action.path:
+                actions[index] = dataclasses.replace(action, path=canonical)
+
+
+def check_file_table(
+    rows: pa.Table, kind: str, table: str, version: int | None, file: str
+) -> pa.Table:
+    """:func:`paths.check_file_action` for a checkpoint's FILES/TOMBSTONES table, vectorised:
+    only the suspicious-looking paths are resolved one by one; returns ``rows`` with their
+    paths canonical (SNAPSHOT.CANONICAL_PATH)."""
+    if rows.num_rows == 0:
+        return rows
+    column = rows.column("path")
+    if column.null_count:
+        raise CorruptLogError(
+            f"a {kind} row without a path", table=table, version=version, file=file
+        )
+    suspect = pc.match_substring_regex(column, paths.SUSPICIOUS_PATH)
+    if pc.any(suspect).as_py():
+        canonical: list[str] = []
+        for path in column.to_pylist():
+            if paths.is_suspicious(path):
+                try:
+                    paths.resolve_data_path(table, path)
+                except ValueError as exc:
+                    raise UnsafePathError(
+                        f"{kind}.path {path[:200]!r}: {exc}",
+                        table=table,
+                        version=version,
+                        file=file,
+                    ) from None
+                path = paths.canonical_path(path)
+            canonical.append(path)
+        rows = rows.set_column(
+            rows.schema.get_field_index("path"), "path", pa.array(canonical, pa.string())
+        )
+    dvs = rows.column("deletion_vector")
+    if dvs.null_count < rows.num_rows:
+        # only a ``p`` path or a ``u`` id with a prefix can leave the table: the bare 20-char
+        # ``u`` ids deletion-vector writers produce are skipped without leaving Arrow
+        dvs = dvs.filter(pc.is_valid(dvs))
+        kind_column = pc.struct_field(dvs, "storage_type")
+        prefixed = pc.not_equal(pc.utf8_length(pc.struct_field(dvs, "path_or_inline_dv")), 20)
+        dvs = dvs.filter(
+            pc.or_(pc.equal(kind_column, "p"), pc.and_(pc.equal(kind_column, "u"), prefixed))
+        )
+        for row in dvs.to_pylist():
+            vector = dv_from_row(row)
+            if vector is not None and vector.storage_type in ("u", "p"):
+                paths.check_deletion_vector(vector, table, version, file)
+    sizes = rows.column("size")
+    bad = pc.less(sizes, ZERO)
+    if kind == "add":
+        bad = pc.or_kleene(bad, pc.is_null(sizes))
+    if pc.any(bad).as_py():
+        path = rows.column("path").filter(bad).to_pylist()[0]
+        raise CorruptLogError(
+            f"{kind}.size is negative or null for {path[:200]!r}",
+            table=table,
+            version=version,
+            file=file,
+        )
+    return rows

@@ -1,0 +1,61 @@
+"""The state of a replay in progress (SNAPSHOT.REPLAY).
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from deltaspec.impl.actions import Action, DomainMetadata, Metadata, Protocol, SetTransaction
+from deltaspec.impl.replay.layouts import FILES_SCHEMA, TOMBSTONES_SCHEMA
+from deltaspec.rules import rule
+
+__all__ = ["ReplayState"]
+
+
+@dataclass
+class ReplayState:
+    """The mutable state of a replay in progress (SNAPSHOT.REPLAY)."""
+
+    protocol: Protocol | None = None
+    metadata: Metadata | None = None
+    txns: dict[str, SetTransaction] = field(default_factory=dict)
+    domains: dict[str, DomainMetadata] = field(default_factory=dict)
+    files: pa.Table = field(default_factory=FILES_SCHEMA.empty_table)
+    tombstones: pa.Table = field(default_factory=TOMBSTONES_SCHEMA.empty_table)
+    protocol_origin: tuple[int | None, str | None] = (None, None)
+    """The version and file the current protocol was read from (for errors)."""
+    cacheable: bool = True
+    """False when the state came from files a listing does not show (v2 checkpoint sidecars):
+    :class:`DeltaLog` then never reuses it, so their disappearance is always noticed."""
+
+    def copy(self) -> ReplayState:
+        """A copy that a replay may mutate (the Arrow tables are immutable and shared)."""
+        return ReplayState(
+            self.protocol,
+            self.metadata,
+            dict(self.txns),
+            dict(self.domains),
+            self.files,
+            self.tombstones,
+            self.protocol_origin,
+            self.cacheable,
+        )
+
+    @rule("SNAPSHOT.APP_TXN", "SNAPSHOT.DOMAIN_METADATA")
+    def apply_non_file(self, action: Action) -> None:
+        """The latest protocol, metadata and ``txn`` per app id win; a removed domain goes."""
+        if isinstance(action, Protocol):
+            self.protocol = action
+        elif isinstance(action, Metadata):
+            self.metadata = action
+        elif isinstance(action, SetTransaction):
+            self.txns[action.app_id] = action
+        elif isinstance(action, DomainMetadata):
+            if action.removed:
+                self.domains.pop(action.domain, None)
+            else:
+                self.domains[action.domain] = action
