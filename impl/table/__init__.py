@@ -1,1 +1,1 @@
-"""What a table declares: its properties, protocol features, the release it follows and its paths."""
+"""What a table declares: its properties, protocol features, the release it follows, its paths."""
