@@ -156,16 +156,17 @@ def evaluate(form: Form, row: Row, types: Mapping[str, str]) -> bool | None:
     """Three-valued evaluation of a well-formed predicate over a typed row."""
     head, *args = form
     if head in {"true", "false"}:
-        return head == "true"
-    if head in {"and", "or", "not"}:
-        values = [evaluate(arg, row, types) for arg in args]
-        if head == "not":
-            return None if values[0] is None else not values[0]
+        return bool(head == "true")
+    if head == "not":
+        inner = evaluate(args[0], row, types)
+        return None if inner is None else not inner
+    if head in {"and", "or"}:
+        values = (evaluate(arg, row, types) for arg in args)  # lazy: stops where SQL stops
         return _and3(values) if head == "and" else _or3(values)
     column = str(args[0])
     value, type_name = row.get(column), types.get(column, "string")
     if head in {"is_null", "is_not_null"}:
-        return (value is None) == (head == "is_null")
+        return (value is None) is (head == "is_null")
     if head == "in":
         if value is None:
             return None
@@ -173,4 +174,4 @@ def evaluate(form: Form, row: Row, types: Mapping[str, str]) -> bool | None:
     literal = read_value(args[1], type_name)
     if value is None or literal is None:
         return None
-    return COMPARISONS[head](_order(value), _order(literal))
+    return bool(COMPARISONS[head](_order(value), _order(literal)))
