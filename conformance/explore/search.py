@@ -609,10 +609,10 @@ class Explorer:
         started = time.perf_counter()
         writers = self.config.writers
         root: State = (self.root, tuple(self._local(0) for _ in range(writers)), ())
-        seen, parent, via = self.seen, self.parent, self.via
+        seen = self.seen
         seen[self.key(root[0], root[1])] = 0
-        parent.append(-1)
-        via.append(0)
+        self.parent.append(-1)
+        self.via.append(0)
         frontier: list[tuple[StateId, State]] = [(0, root)]
         transitions = depth = 0
         reported = started
@@ -637,23 +637,14 @@ class Explorer:
                     for move in self.moves(node, index, locals_[index]):
                         moved = True
                         transitions += 1
-                        new_locals = (*locals_[:index], move.local, *locals_[index + 1 :])
-                        key = self.key(move.node, new_locals)
-                        if key in seen:
+                        child = self._child(number, (node, locals_, acked), index, move)
+                        if child is None:
                             continue
-                        new = seen[key] = len(parent)
-                        parent.append(number)
-                        via.append(move.step_id)
-                        state: State = (
-                            move.node,
-                            new_locals,
-                            acked if move.ack is None else (*acked, move.ack),
-                        )
-                        problem = move.problem or self.state_problem(state)
+                        problem = move.problem or self.state_problem(child[1])
                         if problem is not None:
                             depth += 1
-                            return report(self._violation(problem, new, depth), True)
-                        following.append((new, state))
+                            return report(self._violation(problem, child[0], depth), True)
+                        following.append(child)
                         if self.config.max_states and len(seen) >= self.config.max_states:
                             return report(None, False)
                 if not moved:
@@ -669,6 +660,21 @@ class Explorer:
             if frontier:
                 depth += 1
         return report(None, True)
+
+    def _child(
+        self, number: StateId, state: State, index: int, move: Move
+    ) -> tuple[StateId, State] | None:
+        """The state that writer ``index``'s ``move`` leads to from state ``number``, numbered
+        and linked to its parent for :meth:`trace`; None when it was seen before."""
+        _, locals_, acked = state
+        new_locals = (*locals_[:index], move.local, *locals_[index + 1 :])
+        key = self.key(move.node, new_locals)
+        if key in self.seen:
+            return None
+        new = self.seen[key] = len(self.parent)
+        self.parent.append(number)
+        self.via.append(move.step_id)
+        return new, (move.node, new_locals, acked if move.ack is None else (*acked, move.ack))
 
     def _violation(self, problem: Problem, number: StateId, depth: int) -> Violation:
         trace = self.trace(number)
