@@ -75,7 +75,7 @@ def main() -> None:
         _run("lost write, whole alphabet", ExploreConfig(2, 1, put_if_absent=False)),
         _run("UPDATE misses INSERT (mutant)", ExploreConfig(
             2, 1, alphabet=("append", "update"), isolation="Serializable",
-            mutant="no-append-check-under-serializable")),
+            fault="no-append-check-under-serializable")),
     ]  # fmt: skip
     report = {
         "benchmark": "explore",

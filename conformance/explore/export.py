@@ -1,10 +1,10 @@
 """Explored interleavings as scenario vectors (``deltaspec explore --export``, violations).
 
 A trace of the explorer is a schedule: which writer begins which operation, tries to
-write, resolves. :func:`vector` replays a schedule on the unmutated model with a correct
+write, resolves. :func:`vector` replays a schedule on the correct model with a correct
 log store (``Differential`` with no adapter under test) and writes what the model did as
 the expectations, so a vector always says what the spec requires, even when the trace was
-found under a mutant or a broken store. Steps of a writer the correct model has already
+found under a model fault or a broken store. Steps of a writer the correct model has already
 finished are dropped, and writers still pending at the end commit. A run of one writer's
 ``try_write``/``resolve`` steps that ends its commit loop with no other step in between
 becomes one ``commit`` step: the vector means the same and the impl, whose commit loop
@@ -70,7 +70,7 @@ def _collapse(steps: Sequence[tuple[Json, bool]]) -> list[Json]:
 
 
 def vector(config: ExploreConfig, trace: Sequence[Step], problem: Problem | None = None) -> Json:
-    """The scenario vector of ``trace``, with the unmutated model's outcomes as expectations
+    """The scenario vector of ``trace``, with the correct model's outcomes as expectations
     (its ``id`` is left for :func:`write` to set)."""
     diff = Differential([], config.setup)
     model = diff.model

@@ -3,8 +3,9 @@
 - :class:`OverwritingLog`: a log store without put-if-absent (LOG.PUT_IF_ABSENT broken): a
   write to an existing version replaces that commit and reports success, so two writers
   can both be told they committed the same version; the first one's commit is lost.
-- :data:`MUTANTS`: a model rule swapped for a broken one for the duration of a run
-  (:func:`mutated`); the model's code is not changed.
+- :data:`FAULTS`: a model rule swapped for a broken one for the duration of a run
+  (:func:`faulted`); the model's code is not changed. (These are faults of the model; the
+  oracle's *mutants*, ``conformance/oracle/mutants.py``, are seeded bugs of the impl.)
 """
 
 from __future__ import annotations
@@ -63,30 +64,30 @@ def _no_append_check_under_serializable(
     return check
 
 
-MUTANTS: dict[str, tuple[str, str, Callable[[conflicts.Check], conflicts.Check]]] = {
+FAULTS: dict[str, tuple[str, str, Callable[[conflicts.Check], conflicts.Check]]] = {
     "no-append-check-under-serializable": (
         "check_added_files",
         "CONFLICT.APPEND_MATCH is skipped for Serializable transactions",
         _no_append_check_under_serializable,
     ),
 }
-"""Model mutants: id -> (function of ``deltaspec.model.conflicts`` replaced, what it breaks,
+"""Model faults: id -> (function of ``deltaspec.model.conflicts`` replaced, what it breaks,
 the wrapper that breaks it)."""
 
 
 @contextmanager
-def mutated(mutant: str | None) -> Iterator[None]:
-    """Run the block with ``mutant``'s rule swapped into the model, then restore it.
+def faulted(fault: str | None) -> Iterator[None]:
+    """Run the block with ``fault``'s broken rule swapped into the model, then restore it.
 
     ``check_order`` looks its checks up in the conflicts module on every call, so rebinding
     the module attribute changes the rule for everything the block runs, and nothing after.
     """
-    if mutant is None:
+    if fault is None:
         yield
         return
-    if mutant not in MUTANTS:
-        raise ExploreError(f"unknown mutant {mutant!r}; known: {', '.join(MUTANTS)}")
-    name, _, wrap = MUTANTS[mutant]
+    if fault not in FAULTS:
+        raise ExploreError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+    name, _, wrap = FAULTS[fault]
     original = getattr(conflicts, name)
     setattr(conflicts, name, wrap(original))
     try:

@@ -1,10 +1,11 @@
 """Bounded exhaustive exploration of interleavings over the model (``deltaspec explore``).
 
 Random testing samples interleavings; this enumerates them. ``writers`` writers each run up
-to ``ops`` operations of :mod:`explore_ops`'s alphabet on one table. A writer's moves are
-the model's own steps (``deltaspec.model.machine``): *begin* an operation on the latest
-snapshot (reads recorded, actions staged), *try_write* (one put-if-absent at the attempt
-version, RETRY.ATTEMPT_VERSION) and, after a collision, *resolve* (check the winners,
+to ``ops`` operations of the workload alphabet (``workload.alphabet.ALPHABET``) on one table.
+A writer's moves are the model's own steps (``deltaspec.model.machine``): *begin* an
+operation on the latest snapshot (reads recorded, actions staged), *try_write* (one
+put-if-absent at the attempt version, RETRY.ATTEMPT_VERSION) and, after a collision,
+*resolve* (check the winners,
 CONFLICT.PER_WINNER, and aim past them, RETRY.NEXT_VERSION). Every interleaving of those
 moves is reached, breadth first, so the first violation found has a shortest trace.
 
@@ -24,7 +25,7 @@ the latest snapshot, CHECKPOINT.CONTENTS), the writers' invariants (RETRY.ATTEMP
 and the isolation checker (``isolation.check``) on the committed history.
 
 ``put_if_absent=False`` models a broken log store that overwrites an existing version
-and reports success; ``mutant`` swaps one model rule for the run (``explore_faults``).
+and reports success; ``fault`` swaps one model rule for a broken one for the run (:mod:`.faults`).
 """
 
 from __future__ import annotations
@@ -38,18 +39,13 @@ from typing import Any, Generic, TypeVar
 
 from deltaspec.conformance.adapters.base import Json, TableSetup, WriterSpec
 from deltaspec.conformance.adapters.model import ModelAdapter
-from deltaspec.conformance.explore.faults import MUTANTS, OverwritingLog, mutated
+from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
 from deltaspec.conformance.isolation import checker as isolation
 from deltaspec.conformance.oracle.differential import Differential
-from deltaspec.conformance.workload.alphabet import (
-    ALPHABET,
-    ExploreError,
-    Op,
-    choices,
-    table,
-    writer_spec,
-)
+from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, Operation, choices
+from deltaspec.conformance.workload.scenario import APP_ID, TableState, table, writer_spec
 from deltaspec.model import machine as m
+from deltaspec.model.actions import as_dict
 from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
 from deltaspec.model.log import Log
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Rejected, Skipped
@@ -61,13 +57,13 @@ NOW = 0
 LEVELS = ("Serializable", "WriteSerializable")
 
 
-def start(model: ModelAdapter | Differential, name: str, op: Op, now: int) -> Json:
+def start(model: ModelAdapter | Differential, name: str, op: Operation, now: int) -> Json:
     """Begin ``op`` as writer ``name`` on the latest snapshot of ``model``: the writer object
     (spec/scenarios.md) it is there, its reads recorded and its actions staged."""
     adapter = model.model if isinstance(model, Differential) else model
     snapshot = adapter.machine.log.snapshot()
     assert snapshot is not None
-    spec = writer_spec(op, name, snapshot)
+    spec = writer_spec(op, name, table_state(snapshot))
     if isinstance(model, Differential):
         model.begin(name, spec)
         return spec
@@ -76,6 +72,17 @@ def start(model: ModelAdapter | Differential, name: str, op: Op, now: int) -> Js
         model.read(name, read)
     model.stage(name, spec.get("actions", []), now)
     return spec
+
+
+def table_state(snapshot: Snapshot) -> TableState:
+    """What an explored operation sees of a model snapshot."""
+    metadata = snapshot.metadata
+    return TableState(
+        version=snapshot.version,
+        files={f.path: as_dict(f.partition_values) for f in snapshot.files.values()},
+        configuration=None if metadata is None else as_dict(metadata.configuration),
+        app_version=snapshot.app_txn_version(APP_ID),
+    )
 
 
 # --- configuration and results ----------------------------------------------------------------
@@ -94,7 +101,8 @@ class ExploreConfig:
     put_if_absent: bool = True
     symmetry: bool = True
     alphabet: tuple[str, ...] = ALPHABET
-    mutant: str | None = None
+    fault: str | None = None
+    """A model fault of :data:`.faults.FAULTS` to run with (None: the correct model)."""
     max_states: int | None = None
     max_commit_attempts: int | None = None
     """``maxCommitAttempts`` (RETRY.MAX_ATTEMPTS); None: delta-spark's default."""
@@ -104,8 +112,8 @@ class ExploreConfig:
             raise ExploreError("need at least one writer and one operation, partitions >= 0")
         if self.isolation is not None and self.isolation not in LEVELS:
             raise ExploreError(f"isolation level must be one of {', '.join(LEVELS)}")
-        if self.mutant is not None and self.mutant not in MUTANTS:
-            raise ExploreError(f"unknown mutant {self.mutant!r}; known: {', '.join(MUTANTS)}")
+        if self.fault is not None and self.fault not in FAULTS:
+            raise ExploreError(f"unknown fault {self.fault!r}; known: {', '.join(FAULTS)}")
 
     @property
     def setup(self) -> TableSetup:
@@ -120,7 +128,7 @@ class ExploreConfig:
             f"{self.writers} writers x {self.ops} operations of {', '.join(self.alphabet)}; "
             f"{self.partitions} partition(s); {level}; profile {self.profile or 'latest'}; "
             f"{store}; symmetry reduction {'on' if self.symmetry else 'off'}"
-            + (f"; mutant {self.mutant}" if self.mutant else "")
+            + (f"; fault {self.fault}" if self.fault else "")
         )
 
     @property
@@ -138,7 +146,7 @@ class Step:
 
     writer: int
     action: str
-    op: Op | None = None
+    op: Operation | None = None
 
 
 def writer_name(writer: int, op_number: int) -> str:
@@ -252,7 +260,7 @@ class ExploreReport:
 
 # --- the state space --------------------------------------------------------------------------
 
-Entry = tuple[int, int, Op, int]
+Entry = tuple[int, int, Operation, int]
 """Who committed a version: (writer, operation number, operation, read version)."""
 Ack = tuple[int, int, int]
 """A commit a writer was told about: (version, writer, operation number)."""
@@ -287,9 +295,9 @@ class Local:
 
     id: int
     done: int
-    aborted: tuple[tuple[Op, int, str], ...] = ()
+    aborted: tuple[tuple[Operation, int, str], ...] = ()
     """The finished operations that did not commit: (operation, read version, outcome)."""
-    op: Op | None = None
+    op: Operation | None = None
     writer: m.Writer | None = None
     began: LogNode | None = None
 
@@ -381,7 +389,7 @@ class Explorer:
         self._locals: dict[tuple[Any, ...], int] = {}
         self._signatures: dict[tuple[Any, ...], int] = {}
         self._moves: Memo[tuple[int, int, int], tuple[Move, ...]] = Memo()
-        self._begins: Memo[tuple[int, str, Op], m.Writer] = Memo()
+        self._begins: Memo[tuple[int, str, Operation], m.Writer] = Memo()
         self._history = Differential([], config.setup)
         self.partition_types = self._history.history().partition_types
         self.root = self._node((), root_log, ())
@@ -415,8 +423,8 @@ class Explorer:
         return node
 
     def _local(
-        self, done: int, aborted: tuple[tuple[Op, int, str], ...] = (),
-        op: Op | None = None, writer: m.Writer | None = None,
+        self, done: int, aborted: tuple[tuple[Operation, int, str], ...] = (),
+        op: Operation | None = None, writer: m.Writer | None = None,
     ) -> Local:  # fmt: skip
         if writer is None:
             key: tuple[Any, ...] = (done, aborted)
@@ -427,7 +435,7 @@ class Explorer:
             key = (done, aborted, op, rv, attempt, writer.must_resolve, collisions)
         return Local(self._locals.setdefault(key, len(self._locals)), done, aborted, op, writer)
 
-    def _begun(self, local: Local, op: Op, node: LogNode) -> Local:
+    def _begun(self, local: Local, op: Operation, node: LogNode) -> Local:
         key = (local.done, local.aborted, op, node.log.latest_version, -1, False, 0)
         interned = self._locals.setdefault(key, len(self._locals))
         return Local(interned, local.done, local.aborted, op, began=node)
@@ -511,7 +519,7 @@ class Explorer:
         ack = (version, index, local.done)
         yield Move(step, step_id, idle, child, ack, _describe(outcome, overwrote))
 
-    def _begin(self, node: LogNode, name: str, op: Op) -> m.Writer:
+    def _begin(self, node: LogNode, name: str, op: Operation) -> m.Writer:
         """The model's writer after ``begin`` of ``op``: reads recorded, actions staged."""
         memo = (node.id, name, op)
         writer = self._begins.get(memo)
@@ -519,7 +527,7 @@ class Explorer:
             writer = self._begins.put(memo, self._run_begin(node, name, op))
         return writer
 
-    def _run_begin(self, node: LogNode, name: str, op: Op) -> m.Writer:
+    def _run_begin(self, node: LogNode, name: str, op: Operation) -> m.Writer:
         adapter = ModelAdapter()
         adapter.machine = m.Machine(self.profile, node.log)
         start(adapter, name, op, NOW)
@@ -594,17 +602,17 @@ class Explorer:
     # --- the search ---
 
     def run(self, progress: Callable[[Progress], None] | None = None) -> ExploreReport:
-        with mutated(self.config.mutant):
+        with faulted(self.config.fault):
             return self._search(progress)
 
     def _search(self, progress: Callable[[Progress], None] | None) -> ExploreReport:
         started = time.perf_counter()
         writers = self.config.writers
         root: State = (self.root, tuple(self._local(0) for _ in range(writers)), ())
-        seen, parent, via = self.seen, self.parent, self.via
+        seen = self.seen
         seen[self.key(root[0], root[1])] = 0
-        parent.append(-1)
-        via.append(0)
+        self.parent.append(-1)
+        self.via.append(0)
         frontier: list[tuple[StateId, State]] = [(0, root)]
         transitions = depth = 0
         reported = started
@@ -629,23 +637,14 @@ class Explorer:
                     for move in self.moves(node, index, locals_[index]):
                         moved = True
                         transitions += 1
-                        new_locals = (*locals_[:index], move.local, *locals_[index + 1 :])
-                        key = self.key(move.node, new_locals)
-                        if key in seen:
+                        child = self._child(number, (node, locals_, acked), index, move)
+                        if child is None:
                             continue
-                        new = seen[key] = len(parent)
-                        parent.append(number)
-                        via.append(move.step_id)
-                        state: State = (
-                            move.node,
-                            new_locals,
-                            acked if move.ack is None else (*acked, move.ack),
-                        )
-                        problem = move.problem or self.state_problem(state)
+                        problem = move.problem or self.state_problem(child[1])
                         if problem is not None:
                             depth += 1
-                            return report(self._violation(problem, new, depth), True)
-                        following.append((new, state))
+                            return report(self._violation(problem, child[0], depth), True)
+                        following.append(child)
                         if self.config.max_states and len(seen) >= self.config.max_states:
                             return report(None, False)
                 if not moved:
@@ -661,6 +660,21 @@ class Explorer:
             if frontier:
                 depth += 1
         return report(None, True)
+
+    def _child(
+        self, number: StateId, state: State, index: int, move: Move
+    ) -> tuple[StateId, State] | None:
+        """The state that writer ``index``'s ``move`` leads to from state ``number``, numbered
+        and linked to its parent for :meth:`trace`; None when it was seen before."""
+        _, locals_, acked = state
+        new_locals = (*locals_[:index], move.local, *locals_[index + 1 :])
+        key = self.key(move.node, new_locals)
+        if key in self.seen:
+            return None
+        new = self.seen[key] = len(self.parent)
+        self.parent.append(number)
+        self.via.append(move.step_id)
+        return new, (move.node, new_locals, acked if move.ack is None else (*acked, move.ack))
 
     def _violation(self, problem: Problem, number: StateId, depth: int) -> Violation:
         trace = self.trace(number)
@@ -678,7 +692,7 @@ class Explorer:
         """What each step came to, walking the memoised moves (under the explored rules)."""
         node = self.root
         locals_ = tuple(self._local(0) for _ in range(self.config.writers))
-        with mutated(self.config.mutant):
+        with faulted(self.config.fault):
             for step in trace:
                 move = next(
                     mv

@@ -4,8 +4,10 @@ A :class:`History` lists committed transactions (:class:`CommitRecord`) with wha
 and wrote. :func:`dependency_graph` derives the edges between them (write-write,
 write-read, anti-dependencies on files and on read predicates) and :func:`check` reports
 the promises of ISOLATION.LEVELS that the history breaks, each as an :class:`Anomaly`
-carrying a minimal witness cycle and an English explanation. :func:`history_from_log`
-builds a history from a real table's log, :func:`to_dot` draws one for Graphviz.
+carrying a minimal witness cycle and an English explanation. :func:`logged_commit` reads
+one commit as a log records it (the caller reads the table), :func:`to_dot` draws a history
+for Graphviz. The checker imports neither the model nor the impl: it judges both, so it
+evaluates predicates with its own :mod:`~deltaspec.conformance.isolation.predicates`.
 
 A commit's *reads* are its read files plus the paths it removes: a remove implies the
 file was read (CONFLICT.DELETE_DELETE treats them alike). Predicates are evaluated on
@@ -27,13 +29,8 @@ from typing import Any
 
 import networkx as nx
 
-from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
-from deltaspec.impl.actions import Metadata as ImplMetadata
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.model.actions import Metadata as ModelMetadata
-from deltaspec.model.actions import str_pairs
-from deltaspec.model.predicates import Predicate, TrueExpr, evaluate, parse
-from deltaspec.model.values import Value, partition_keys, partition_schema, typed_row
+from deltaspec.conformance.isolation import predicates
+from deltaspec.conformance.isolation.predicates import Row
 
 Json = dict[str, Any]
 PredicateForm = Sequence[Any]
@@ -167,7 +164,7 @@ def _edge_order(edge: Edge) -> tuple[int, int, int, str]:
 class _Reader:
     commit: CommitRecord
     reads: tuple[str, ...]  # read files and removed paths, sorted
-    predicates: tuple[tuple[str, Predicate], ...]  # (compact JSON, parsed)
+    predicates: tuple[tuple[str, PredicateForm], ...]  # (compact JSON, checked form)
 
 
 @dataclass
@@ -205,9 +202,11 @@ def _index(history: History) -> _Index:
     index = _Index({}, [], defaultdict(list), defaultdict(list), {}, [], [], {})
     for commit in history.commits:
         index.commits[commit.version] = commit
-        predicates = tuple((_compact(list(p)), parse(p)) for p in commit.read_predicates)
+        for form in commit.read_predicates:
+            predicates.check_form(form)
+        forms = tuple((_compact(list(p)), p) for p in commit.read_predicates)
         reads = tuple(sorted(set(commit.read_files) | set(commit.removes)))
-        index.readers.append(_Reader(commit, reads, predicates))
+        index.readers.append(_Reader(commit, reads, forms))
         seen: set[PartitionKey] = set()
         for path in sorted(commit.adds):
             write = commit.adds[path]
@@ -236,18 +235,18 @@ class _Matcher:
         self.partitions = tuple(partitions)
         self.selected: dict[str, tuple[PartitionKey, ...]] = {}
 
-    def row(self, key: PartitionKey) -> dict[str, Value | None]:
-        return typed_row(dict(key), self.types)
+    def row(self, key: PartitionKey) -> Row:
+        return predicates.typed_row(dict(key), self.types)
 
-    def select(self, text: str, predicate: Predicate) -> tuple[PartitionKey, ...]:
+    def select(self, text: str, form: PredicateForm) -> tuple[PartitionKey, ...]:
         if text not in self.selected:
-            if isinstance(predicate, TrueExpr):
+            if predicates.selects_everything(form):
                 chosen = self.partitions
             else:
                 chosen = tuple(
                     key
                     for key in self.partitions
-                    if evaluate(predicate, self.row(key), self.types) is True
+                    if predicates.evaluate(form, self.row(key), self.types) is True
                 )
             self.selected[text] = chosen
         return self.selected[text]
@@ -614,71 +613,36 @@ def _dot_edge(edge: Edge, highlight: bool) -> str:
 # --- real tables ---------------------------------------------------------------------------
 
 
-def _model_metadata(metadata: ImplMetadata) -> ModelMetadata:
-    return ModelMetadata(
-        metadata.id,
-        metadata.schema_string,
-        metadata.partition_columns,
-        str_pairs(metadata.configuration),
-    )
-
-
-def _commit_record(
-    version: int, actions: Sequence[Action], keys: Mapping[str, str]
+def logged_commit(
+    version: int,
+    info: Mapping[str, Any] | None,
+    adds: Mapping[str, FileWrite],
+    removes: Mapping[str, FileWrite],
 ) -> CommitRecord:
-    def logical(values: Mapping[str, str | None] | None) -> dict[str, str | None]:
-        return {name: (values or {}).get(key) for name, key in keys.items()}
+    """One commit as its log records it: its ``commitInfo`` (None when it has none) and the
+    adds and removes by path, partition values by logical column.
 
-    info = next((a for a in actions if isinstance(a, CommitInfo)), None)
-    adds = {
-        a.path: FileWrite(logical(a.partition_values), a.data_change)
-        for a in actions
-        if isinstance(a, AddFile)
-    }
-    removes = {
-        r.path: FileWrite(logical(r.partition_values), r.data_change)
-        for r in actions
-        if isinstance(r, RemoveFile)
-    }
+    Reads are what the log records: the paths it removes; no read predicates. A commit without
+    a readVersion read the version before it; without an isolationLevel it ran Serializable.
+    Raises :class:`HistoryError` for an unknown ``isolationLevel``.
+    """
     if info is None:
         return CommitRecord(
             version, version - 1, Level.SERIALIZABLE, False,
-            adds=MappingProxyType(adds), removes=MappingProxyType(removes), operation="UNKNOWN",
+            adds=MappingProxyType(dict(adds)), removes=MappingProxyType(dict(removes)),
+            operation="UNKNOWN",
         )  # fmt: skip
     read_version = info.get("readVersion")
     if isinstance(read_version, bool) or not isinstance(read_version, int):
         read_version = version - 1
     level = info.get("isolationLevel")
-    blind = info.get("isBlindAppend")
     return CommitRecord(
         version=version,
         read_version=read_version,
         level=parse_level(level) if isinstance(level, str) else Level.SERIALIZABLE,
-        blind_append=blind is True,
+        blind_append=info.get("isBlindAppend") is True,
         read_files=frozenset(removes),
-        adds=MappingProxyType(adds),
-        removes=MappingProxyType(removes),
+        adds=MappingProxyType(dict(adds)),
+        removes=MappingProxyType(dict(removes)),
         operation=str(info.get("operation", "UNKNOWN")),
     )
-
-
-def history_from_log(table_path: str) -> History:
-    """The committed history of a real table: its contiguous run of commit files that ends
-    at the latest version (commits before a gap, or cleaned up, are not part of it).
-
-    Reads are what the log records: the paths each commit removes; no read predicates.
-    Raises the impl's DeltaError subclasses when the table cannot be read, and
-    :class:`HistoryError` for an unknown ``isolationLevel``.
-    """
-    log = DeltaLog(table_path)
-    snapshot = log.snapshot()
-    metadata = _model_metadata(snapshot.metadata)
-    keys = partition_keys(metadata)
-    available = set(log.list_commit_versions(-1))
-    versions: list[int] = []
-    version = snapshot.version
-    while version in available:
-        versions.append(version)
-        version -= 1
-    records = tuple(_commit_record(v, log.read_commit(v), keys) for v in reversed(versions))
-    return History(MappingProxyType(partition_schema(metadata)), records)

@@ -19,7 +19,7 @@ rule it concerns:
 - **history**: each commitInfo is consistent (a read version before the commit, a known
   isolation level, ``isBlindAppend`` only on commits that only add: ACTION.COMMIT_INFO,
   ISOLATION.RECORDED, TXN.BLIND_APPEND), and the history the commitInfos describe
-  (``isolation.history_from_log``) keeps its isolation promises (ISOLATION.LEVELS).
+  (:func:`history_from_log`) keeps its isolation promises (ISOLATION.LEVELS).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from deltaspec.conformance.adapters.base import protocol_json
@@ -40,6 +41,7 @@ from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
 from deltaspec.impl.log.listing import LogListing
 from deltaspec.impl.log.names import LAST_CHECKPOINT, is_checkpoint_name
 from deltaspec.impl.log.store import FileInfo, LocalLogStore
+from deltaspec.impl.predicates import PartitionSchema
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 
 Json = dict[str, Any]
@@ -367,7 +369,7 @@ def _check_paths(report: Inspection, decoded: dict[int, list[Action]]) -> None:
 
 
 def _note_assumptions(report: Inspection, decoded: dict[int, list[Action]]) -> None:
-    """Say what isolation.history_from_log assumes for commits whose commitInfo is silent."""
+    """Say what :func:`history_from_log` assumes for commits whose commitInfo is silent."""
     infos = {
         v: next((a for a in actions if isinstance(a, CommitInfo)), None)
         for v, actions in decoded.items()
@@ -443,9 +445,49 @@ def _check_commit_infos(report: Inspection, decoded: dict[int, list[Action]]) ->
             )
 
 
+def _logged_commit(
+    version: int, actions: Sequence[Action], keys: Mapping[str, str]
+) -> isolation.CommitRecord:
+    def write(
+        partition_values: Mapping[str, str | None] | None, data_change: bool
+    ) -> isolation.FileWrite:
+        values = {name: (partition_values or {}).get(key) for name, key in keys.items()}
+        return isolation.FileWrite(values, data_change)
+
+    info = next((a for a in actions if isinstance(a, CommitInfo)), None)
+    adds = {a.path: write(a.partition_values, a.data_change) for a in actions
+            if isinstance(a, AddFile)}  # fmt: skip
+    removes = {r.path: write(r.partition_values, r.data_change) for r in actions
+               if isinstance(r, RemoveFile)}  # fmt: skip
+    return isolation.logged_commit(version, None if info is None else info.fields, adds, removes)
+
+
+def history_from_log(table_path: str) -> isolation.History:
+    """The committed history of a real table: its contiguous run of commit files that ends
+    at the latest version (commits before a gap, or cleaned up, are not part of it), each
+    commit as :func:`isolation.logged_commit` reads it.
+
+    Raises the impl's DeltaError subclasses when the table cannot be read, and
+    :class:`isolation.HistoryError` for an unknown ``isolationLevel``.
+    """
+    log = DeltaLog(table_path)
+    snapshot = log.snapshot()
+    schema = PartitionSchema.of(snapshot.metadata)
+    keys = {name: key for name, _, key in schema.columns}
+    available = set(log.list_commit_versions(-1))
+    versions: list[int] = []
+    version = snapshot.version
+    while version in available:
+        versions.append(version)
+        version -= 1
+    records = tuple(_logged_commit(v, log.read_commit(v), keys) for v in reversed(versions))
+    types = {name: type_name for name, type_name, _ in schema.columns}
+    return isolation.History(MappingProxyType(types), records)
+
+
 def _check_history(report: Inspection) -> None:
     try:
-        history = isolation.history_from_log(report.path)
+        history = history_from_log(report.path)
     except (errors.DeltaError, isolation.HistoryError) as error:
         report.warning("history", "ISOLATION.LEVELS", f"no history to check: {error}")
         return

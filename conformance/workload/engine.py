@@ -4,7 +4,8 @@ A scenario vector describes a writer at the action level (spec/scenarios.md): it
 staged ``actions``, against its read snapshot. An engine such as delta-rs or the Spark path
 offers operations instead (append, overwrite, DELETE, UPDATE, MERGE, OPTIMIZE, ALTER TABLE).
 :func:`translate` picks the operation that records the same reads and stages the same file
-changes, or raises :class:`Unsupported` with the reason.
+changes, or raises :class:`Unsupported` with the reason. :data:`ENGINE_OPERATIONS` says which
+engine operations each kind of the workload alphabet becomes.
 
 The data model (``deltaspec.conformance.adapters.datafiles`` writes and reads it):
 
@@ -45,6 +46,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from deltaspec.conformance.adapters.base import Json, Unsupported, WriterSpec
+from deltaspec.conformance.workload.alphabet import Kind
 from deltaspec.impl import predicates
 
 FILE_COLUMN = "_file"
@@ -209,6 +211,27 @@ class Create:
 Operation = (
     Append | Overwrite | ReplaceWhere | Delete | Update | Merge | Compact | SetProperties | Create
 )
+
+
+ENGINE_OPERATIONS: dict[Kind, tuple[type[Operation], ...]] = {
+    Kind.APPEND: (Append,),
+    Kind.READ_WRITE: (Merge,),
+    Kind.DELETE: (Delete, Update),  # a DELETE that rewrites files runs as an UPDATE
+    Kind.UPDATE: (Update,),
+    Kind.MERGE: (Merge,),
+    Kind.COMPACT: (Compact,),
+    Kind.OVERWRITE: (Overwrite,),
+    Kind.REPLACE_WHERE: (ReplaceWhere,),
+    Kind.SET_TXN: (Append,),  # with its SetTransaction (Translation.txn)
+    Kind.SET_PROPERTIES: (SetProperties,),
+    Kind.EMPTY: (Append,),
+    Kind.CREATE: (Create,),
+    Kind.CHANGE_SCHEMA: (),
+    Kind.UPGRADE_PROTOCOL: (),
+    Kind.DOMAIN_METADATA: (),
+    Kind.RECOMPUTE_STATS: (),
+}
+"""The engine operations a writer of each kind of the alphabet runs as (none: Unsupported)."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ cell (winner operation × loser operation × isolation level × same or disjoint
     python spec/generators/conflict_matrix.py [OUT]   # default: spec/scenarios/matrix
 
 The cell's outcome, rules and reasoning ("why") come from the matrix data; this script only
-spells them out as vectors (operations as conflict_matrix.json's "operations" describe them).
+spells them out as vectors: each matrix operation is a kind of the workload alphabet
+(``MATRIX_OPERATIONS``), written as ``workload.scenario.matrix_writer`` spells it.
 tests/spec/test_log_vectors.py checks that the committed vectors equal its output.
 """
 
@@ -16,11 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from deltaspec.conformance.workload.alphabet import MATRIX_OPERATIONS
+from deltaspec.conformance.workload.scenario import matrix_writer
+
 Json = dict[str, Any]
 SPEC = Path(__file__).resolve().parents[1]
 INITIAL = ["p=a/a1.parquet", "p=a/a2.parquet", "p=b/b1.parquet", "p=b/b2.parquet"]
-OPERATION_NAMES = {"INSERT": "WRITE", "UPDATE": "UPDATE", "DELETE": "DELETE", "MERGE": "MERGE",
-                   "COMPACTION": "OPTIMIZE"}  # fmt: skip
 NOTE = (
     "Table: p:string partition column, x:long; version 0 holds p=a/a1, p=a/a2, p=b/b1, p=b/b2. "
     "A table carrying delta.isolationLevel=WriteSerializable is honoured on read (reference 0.1) "
@@ -28,36 +30,9 @@ NOTE = (
 )
 
 
-def _file(path: str, partition: str, data_change: bool = True) -> Json:
-    body: Json = {"path": path, "partitionValues": {"p": partition}}
-    if not data_change:
-        body["dataChange"] = False
-    return body
-
-
 def writer(operation: str, name: str, partition: str) -> Json:
-    """The operation as conflict_matrix.json describes it, run by ``name`` in ``partition``."""
-    first, second = f"p={partition}/{partition}1.parquet", f"p={partition}/{partition}2.parquet"
-    prefix = f"p={partition}/{name}"
-    reads = [{"filter": [["=", "p", partition]]}]
-    adds: list[str]
-    match operation:
-        case "INSERT":
-            return {"operation": "WRITE",
-                    "actions": [{"add": _file(f"{prefix}-new.parquet", partition)}]}  # fmt: skip
-        case "COMPACTION":
-            actions = [{"remove": _file(first, partition, False)},
-                       {"remove": _file(second, partition, False)},
-                       {"add": _file(f"{prefix}-compacted.parquet", partition, False)}]  # fmt: skip
-            return {"operation": "OPTIMIZE", "reads": reads, "actions": actions}
-        case "UPDATE":
-            adds = [f"{prefix}-{partition}1-updated.parquet"]
-        case "DELETE":
-            adds = [f"{prefix}-{partition}1-rest.parquet"]
-        case _:  # MERGE
-            adds = [f"{prefix}-{partition}1-merged.parquet", f"{prefix}-inserted.parquet"]
-    actions = [{"remove": _file(first, partition)}, *({"add": _file(a, partition)} for a in adds)]
-    return {"operation": OPERATION_NAMES[operation], "reads": reads, "actions": actions}
+    """A matrix operation (conflict_matrix.json's "operations") run by ``name`` in ``partition``."""
+    return matrix_writer(MATRIX_OPERATIONS[operation], name, partition)
 
 
 def _apply(files: list[str], writer_: Json) -> list[str]:

@@ -20,7 +20,7 @@ from deltaspec.conformance.adapters.base import Unsupported
 from deltaspec.conformance.adapters.impl import run_in
 from deltaspec.conformance.adapters.model import run
 from deltaspec.conformance.explore.export import cover, export, tier, write_violation
-from deltaspec.conformance.explore.faults import MUTANTS, OverwritingLog, mutated
+from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
 from deltaspec.conformance.explore.search import ExploreConfig, Explorer, Progress, explore
 from deltaspec.conformance.harness.scenarios import judge, load_scenarios, run_all
 from deltaspec.conformance.isolation.checker import AnomalyKind
@@ -31,7 +31,7 @@ from deltaspec.model.log import Log
 
 SCRIPT = Path(sys.executable).parent / "deltaspec"
 EXPLORED = Path(__file__).resolve().parents[2] / "spec" / "scenarios" / "explored"
-MUTANT = "no-append-check-under-serializable"
+FAULT = "no-append-check-under-serializable"
 UPDATE_VS_INSERT = ("append", "update")
 AUD = ("append", "update", "delete")
 
@@ -80,7 +80,7 @@ def test_the_overwriting_store_replaces_a_commit_and_keeps_the_later_ones() -> N
 def test_dropping_the_append_check_under_serializable_lets_an_update_miss_an_insert() -> None:
     config = ExploreConfig(2, 1, alphabet=UPDATE_VS_INSERT, isolation="Serializable")
     assert counts(**config.__dict__) == (30, 34, 6, 8)  # the correct rules: safe
-    explorer, report = explore(ExploreConfig(**{**config.__dict__, "mutant": MUTANT}))
+    explorer, report = explore(ExploreConfig(**{**config.__dict__, "fault": FAULT}))
     violation = report.violation
     assert violation is not None
     anomaly = violation.problem.anomaly
@@ -91,22 +91,22 @@ def test_dropping_the_append_check_under_serializable_lets_an_update_miss_an_ins
         "begin append(p=0)", "begin update(p=0)", "try_write: committed 1",
         "try_write: pending", "resolve: pending", "try_write: committed 2",
     ]  # fmt: skip
-    # WriteSerializable lets an update miss a blind append: the mutant breaks nothing there
+    # WriteSerializable lets an update miss a blind append: the fault breaks nothing there
     ws = ExploreConfig(2, 1, alphabet=UPDATE_VS_INSERT, isolation="WriteSerializable")
-    assert explore(ExploreConfig(**{**ws.__dict__, "mutant": MUTANT}))[1].safe
-    # the mutant is gone after the run
+    assert explore(ExploreConfig(**{**ws.__dict__, "fault": FAULT}))[1].safe
+    # the fault is gone after the run
     assert conflicts.check_added_files.__name__ == "check_added_files"
-    assert explorer.config.mutant == MUTANT
+    assert explorer.config.fault == FAULT
 
 
-def test_a_mutant_is_swapped_in_for_the_block_only() -> None:
+def test_a_fault_is_swapped_in_for_the_block_only() -> None:
     original = conflicts.check_added_files
-    with mutated(MUTANT):
+    with faulted(FAULT):
         assert conflicts.check_added_files is not original
     assert conflicts.check_added_files is original
-    with pytest.raises(ExploreError), mutated("no-such-mutant"):
+    with pytest.raises(ExploreError), faulted("no-such-fault"):
         pass
-    assert set(MUTANTS) == {MUTANT}
+    assert set(FAULTS) == {FAULT}
 
 
 @pytest.mark.rules(
@@ -163,7 +163,7 @@ def test_progress_is_reported_and_configurations_are_checked() -> None:
     assert seen and seen[-1].states == report.states and seen[-1].depth == report.depth
     _, cut = explore(ExploreConfig(2, 2, max_states=50))
     assert not cut.complete and not cut.safe and cut.states == 50
-    for bad in ({"writers": 0}, {"isolation": "SnapshotIsolation"}, {"mutant": "x"}):
+    for bad in ({"writers": 0}, {"isolation": "SnapshotIsolation"}, {"fault": "x"}):
         with pytest.raises(ExploreError):
             ExploreConfig(**bad)  # type: ignore[arg-type]
     with pytest.raises(explore_ops.AlphabetError):
@@ -217,7 +217,7 @@ def test_interleaved_commit_loops_keep_their_steps_and_the_impl_skips_them(tmp_p
 def test_a_violation_is_written_with_the_correct_rules_expectations(tmp_path: Path) -> None:
     for config in (
         ExploreConfig(2, 1, put_if_absent=False),
-        ExploreConfig(2, 1, alphabet=UPDATE_VS_INSERT, isolation="Serializable", mutant=MUTANT),
+        ExploreConfig(2, 1, alphabet=UPDATE_VS_INSERT, isolation="Serializable", fault=FAULT),
     ):
         _, report = explore(config)
         assert report.violation is not None

@@ -24,10 +24,10 @@ from deltaspec.conformance.isolation.checker import (
     Level,
     check,
     dependency_graph,
-    history_from_log,
     parse_level,
     to_dot,
 )
+from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.errors import DeltaError

@@ -28,7 +28,8 @@ from support import (
     write_data_file,
 )
 
-from deltaspec.conformance.isolation.checker import check, history_from_log
+from deltaspec.conformance.isolation.checker import check
+from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
 from deltaspec.impl.log import store as storage
 from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore

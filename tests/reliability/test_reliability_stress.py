@@ -33,7 +33,8 @@ from support import (
     txn_ids_in_log,
 )
 
-from deltaspec.conformance.isolation.checker import check, history_from_log
+from deltaspec.conformance.isolation.checker import check
+from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
 from deltaspec.impl.snapshot import DeltaLog
 

@@ -39,7 +39,8 @@ from support import (
     write_data_file,
 )
 
-from deltaspec.conformance.isolation.checker import check, history_from_log
+from deltaspec.conformance.isolation.checker import check
+from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
 from deltaspec.impl.actions import AddFile, CommitInfo
 from deltaspec.impl.snapshot import DeltaLog
