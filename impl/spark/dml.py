@@ -157,7 +157,8 @@ def delete(
     before_commit: Callable[[], None] | None = None,
     read_version: int | None = None,
 ) -> DmlResult:
-    """DELETE FROM table [WHERE condition]."""
+    """DELETE FROM table [WHERE condition]: whole files when the condition is over partition
+    columns only, else the files holding a matching row, rewritten without those rows."""
     root, txn, snapshot = _start(path, read_version)
     now = txn.clock()
     if condition is not None:
@@ -222,7 +223,8 @@ def update(
     before_commit: Callable[[], None] | None = None,
     read_version: int | None = None,
 ) -> DmlResult:
-    """UPDATE table SET column = expression, ... [WHERE condition]."""
+    """UPDATE table SET column = expression, ... [WHERE condition]: the files holding a matching
+    row, rewritten with the new values."""
     root, txn, snapshot = _start(path, read_version)
     now = txn.clock()
     targets = _update_targets(snapshot, assignments, root)
