@@ -23,10 +23,9 @@ from deltaspec.impl import errors, predicates
 from deltaspec.impl.actions import Action, AddFile
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, manifest, rewrite
-from deltaspec.impl.spark.dml import write_rows
 from deltaspec.impl.spark.errors import NonPartitionColumnReferenceError
 from deltaspec.impl.spark.read import scan
-from deltaspec.impl.spark.write import require_writable
+from deltaspec.impl.spark.write import require_writable, write_data
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
@@ -204,7 +203,7 @@ def compact(
         return CompactionResult(root, None)
     compacted = [f for files in groups for f in files]
     data = _compacted_rows(spark, root, snapshot, groups, (target_file_bytes, target_files))
-    adds = write_rows(spark, root, snapshot, data, data_change=False)
+    adds = write_data(data, root, snapshot.metadata, data_change=False)
     now = txn.clock()
     removes = [rewrite.remove(f, now, data_change=False, with_stats=True) for f in compacted]
     actions: list[Action] = [*removes, *adds]

@@ -20,11 +20,11 @@ from pyspark.sql import functions as F
 from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, AddFile, RemoveFile
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.spark import conditions, files, manifest, rewrite, stats
+from deltaspec.impl.spark import conditions, manifest, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import MultipleSourceRowMatchError, UnresolvedColumnError
 from deltaspec.impl.spark.read import FILE_COLUMN, scan, table_schema
-from deltaspec.impl.spark.write import assert_removable, require_writable
+from deltaspec.impl.spark.write import assert_removable, require_writable, write_data
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 
@@ -85,19 +85,6 @@ def _pause(before_commit: Callable[[], None] | None) -> None:
 
 def _names(snapshot: Snapshot) -> list[str]:
     return schemas.field_names(schemas.parse(snapshot.metadata.schema_string))
-
-
-def write_rows(
-    spark: SparkSession, root: str, snapshot: Snapshot, df: DataFrame, data_change: bool = True
-) -> list[AddFile]:
-    metadata = snapshot.metadata
-    table = schemas.parse(metadata.schema_string)
-    leaves = stats.indexed_leaves(table, metadata.partition_columns, metadata.configuration)
-    not_null = [f["name"] for f in table["fields"] if not f.get("nullable", True)]
-    written = files.write_files(
-        df, root, metadata.partition_columns, leaves, data_change=data_change, not_null=not_null
-    )
-    return rewrite.non_empty(written.adds, root)
 
 
 def _rows(adds: Sequence[AddFile | RemoveFile]) -> int:
@@ -242,7 +229,7 @@ def update(
     adds: list[AddFile] = []
     if hit:
         rows = scan(spark, root, snapshot, hit)
-        adds = write_rows(spark, root, snapshot, _updated(rows, snapshot, targets, matched))
+        adds = write_data(_updated(rows, snapshot, targets, matched), root, snapshot.metadata)
     removes = [rewrite.remove(f, now) for f in hit]
     parameters = {"predicate": read.predicate}
     metrics = _file_metrics(hit, adds)
@@ -488,7 +475,7 @@ def merge(
         hit, output = _merge_rewrite(frames, kinds, read, root)
     for piece in _merge_inserts(frames, kinds.inserts):
         output = piece if output is None else output.unionByName(piece)
-    adds = [] if output is None else write_rows(spark, root, snapshot, output)
+    adds = [] if output is None else write_data(output, root, snapshot.metadata)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     parameters = kinds.parameters(spark, parsed)
     metrics = _merge_metrics(hit, adds)

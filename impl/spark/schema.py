@@ -26,6 +26,11 @@ def field_names(schema: Schema) -> list[str]:
     return [f["name"] for f in schema.get("fields", [])]
 
 
+def not_null_columns(schema: Schema) -> list[str]:
+    """The top-level columns declared NOT NULL."""
+    return [f["name"] for f in schema["fields"] if not f.get("nullable", True)]
+
+
 def _without_nullability(kind: Any) -> Any:
     if isinstance(kind, dict):
         return {
