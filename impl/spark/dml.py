@@ -1,4 +1,4 @@
-"""DELETE, UPDATE and MERGE as copy-on-write (reference §5.5).
+"""DELETE, UPDATE and MERGE as copy-on-write.
 
 Each reads the way delta-spark's command does: its condition's partition part as the read
 predicate and the candidate files left after data skipping as the files read; it rewrites only

@@ -1,4 +1,4 @@
-"""Table schemas on the write path (ImplicitMetadataOperation, reference §5.3).
+"""Table schemas on the write path (delta-spark's ImplicitMetadataOperation).
 
 A Delta ``schemaString`` is Spark's ``StructType.json()``; the functions here compare and merge
 them as JSON, field names case-insensitively as delta-spark does by default.
