@@ -21,12 +21,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltaspec.impl import errors, predicates
 from deltaspec.impl.actions import Action, AddFile
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, manifest, rewrite
-from deltaspec.impl.spark.dml import write_rows
 from deltaspec.impl.spark.errors import NonPartitionColumnReferenceError
 from deltaspec.impl.spark.read import scan
-from deltaspec.impl.spark.write import require_writable
+from deltaspec.impl.spark.write import require_writable, write_data
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
@@ -65,6 +64,114 @@ def _groups(
     return dict(groups)
 
 
+def _predicate(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    root: str,
+    date_range: tuple[str | None, dt.date | None, dt.date | None],
+    where: str | None,
+) -> tuple[predicates.Expr, str]:
+    """The partition predicate OPTIMIZE reads with, and as commitInfo records it: the range
+    [start, end] of a date partition column, and ``where``, over partition columns only."""
+    columns = snapshot.metadata.partition_columns
+    date_column, start, end = date_range
+    predicate = predicates.TRUE
+    if date_column is not None:
+        if date_column not in columns:
+            raise errors.DeltaError(
+                f"{date_column!r} is not a partition column of {list(columns)}", table=root
+            )
+        predicate = _date_range(date_column, start, end)
+    recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
+    if where is None:
+        return predicate, recorded
+    parsed = conditions.parse(spark, where, columns, table=root)
+    if not parsed.only_over(columns) or not parsed.exact:
+        bad = sorted(parsed.columns - set(columns)) or [where]
+        raise NonPartitionColumnReferenceError(
+            f"OPTIMIZE predicate {where!r} must be over partition columns {list(columns)} "
+            f"(not {bad[0]!r})",
+            table=root,
+            version=snapshot.version,
+        )
+    return predicates.conjoin([predicate, *parsed.filters()]), json.dumps([parsed.rendered])
+
+
+def _compacted_rows(
+    spark: SparkSession,
+    root: str,
+    snapshot: Snapshot,
+    groups: Sequence[list[AddFile]],
+    target: tuple[int, int | None],
+) -> DataFrame:
+    """Each group's rows in ``target_files`` partitions, or ones of about ``target_file_bytes``
+    (``target``), never more than the group has files."""
+    target_file_bytes, target_files = target
+    parts: list[DataFrame] = []
+    for files in groups:
+        size = sum(f.size for f in files)
+        count = target_files or max(1, math.ceil(size / target_file_bytes))
+        parts.append(scan(spark, root, snapshot, files).repartition(min(count, len(files))))
+    data = parts[0]
+    for part in parts[1:]:
+        data = data.union(part)
+    return data
+
+
+def _operation(recorded: str, removed: Sequence[AddFile], added: Sequence[AddFile]) -> Operation:
+    return Operation(
+        "OPTIMIZE",
+        {"predicate": recorded, "zOrderBy": "[]", "clusterBy": "[]", "auto": False},
+        metrics={
+            "numRemovedFiles": str(len(removed)),
+            "numAddedFiles": str(len(added)),
+            "numRemovedBytes": str(sum(f.size for f in removed)),
+            "numAddedBytes": str(sum(a.size for a in added)),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class _Compaction:
+    """What one OPTIMIZE commits: the files it read and removes, the predicate it read them
+    with, and the files it wrote."""
+
+    root: str
+    predicate: predicates.Expr
+    compacted: list[AddFile]
+    adds: list[AddFile]
+    actions: list[Action]
+    operation: Operation
+
+
+def _commit(
+    txn: OptimisticTransaction, work: _Compaction, retry: bool, max_attempts: int
+) -> CompactionResult:
+    """Commit, recording the predicate and the compacted files as read; on a conflict, with
+    ``retry``, again on the latest snapshot while attempts remain and every compacted file is
+    still live. The written files are deleted when it gives up."""
+    attempts = 0
+    while True:
+        attempts += 1
+        txn.track_read_predicate(work.predicate)
+        txn.track_files_read(f.path for f in work.compacted)
+        try:
+            version = txn.commit(work.actions, work.operation)
+            manifest.after_commit(work.root, version)
+            removed, added = len(work.compacted), len(work.adds)
+            return CompactionResult(work.root, version, removed, added, attempts)
+        except errors.DeltaConcurrentModificationException:
+            if not retry or attempts >= max_attempts:
+                rewrite.discard(work.root, work.adds)
+                raise
+            txn = OptimisticTransaction(DeltaLog(work.root))
+            assert txn.snapshot is not None
+            live = {f.path for f in txn.snapshot.files.values()}
+            if not all(f.path in live for f in work.compacted):
+                rewrite.discard(work.root, work.adds)
+                raise
+
+
 def compact(
     spark: SparkSession,
     path: str | os.PathLike[str],
@@ -88,75 +195,23 @@ def compact(
     if snapshot is None:
         raise errors.TableNotFoundError(f"{root} is not a Delta table", table=root)
     require_writable(snapshot.protocol, root)
-    columns = snapshot.metadata.partition_columns
-    predicate = predicates.TRUE
-    if date_column is not None:
-        if date_column not in columns:
-            raise errors.DeltaError(
-                f"{date_column!r} is not a partition column of {list(columns)}", table=root
-            )
-        predicate = _date_range(date_column, start, end)
-    recorded = "[]" if predicate == predicates.TRUE else json.dumps([_predicate_sql(predicate)])
-    if where is not None:
-        parsed = conditions.parse(spark, where, columns, table=root)
-        if not parsed.only_over(columns) or any(c.expr is None for c in parsed.conjuncts):
-            bad = sorted(parsed.columns - set(columns)) or [where]
-            raise NonPartitionColumnReferenceError(
-                f"OPTIMIZE predicate {where!r} must be over partition columns {list(columns)} "
-                f"(not {bad[0]!r})",
-                table=root,
-                version=snapshot.version,
-            )
-        predicate = predicates.conjoin([predicate, *parsed.filters()])
-        recorded = json.dumps([parsed.rendered])
+    predicate, recorded = _predicate(spark, snapshot, root, (date_column, start, end), where)
     chosen = rewrite.candidates(snapshot, [predicate])
-    groups = {k: v for k, v in _groups(chosen, columns).items() if len(v) > 1}
+    columns = snapshot.metadata.partition_columns
+    groups = [files for files in _groups(chosen, columns).values() if len(files) > 1]
     if not groups:
         return CompactionResult(root, None)
-    compacted = [f for files in groups.values() for f in files]
-    parts: list[DataFrame] = []
-    for files in groups.values():
-        size = sum(f.size for f in files)
-        count = target_files or max(1, math.ceil(size / target_file_bytes))
-        parts.append(scan(spark, root, snapshot, files).repartition(min(count, len(files))))
-    data = parts[0]
-    for part in parts[1:]:
-        data = data.union(part)
-    adds = write_rows(spark, root, snapshot, data, data_change=False)
+    compacted = [f for files in groups for f in files]
+    data = _compacted_rows(spark, root, snapshot, groups, (target_file_bytes, target_files))
+    adds = write_data(data, root, snapshot.metadata, data_change=False)
     now = txn.clock()
     removes = [rewrite.remove(f, now, data_change=False, with_stats=True) for f in compacted]
-    operation = Operation(
-        "OPTIMIZE",
-        {"predicate": recorded, "zOrderBy": "[]", "clusterBy": "[]", "auto": False},
-        metrics={
-            "numRemovedFiles": str(len(removes)),
-            "numAddedFiles": str(len(adds)),
-            "numRemovedBytes": str(sum(f.size for f in compacted)),
-            "numAddedBytes": str(sum(a.size for a in adds)),
-        },
-    )
     actions: list[Action] = [*removes, *adds]
+    operation = _operation(recorded, compacted, adds)
     if before_commit is not None:
         before_commit()
-    attempts = 0
-    while True:
-        attempts += 1
-        txn.track_read_predicate(predicate)
-        txn.track_files_read(f.path for f in compacted)
-        try:
-            version = txn.commit(actions, operation)
-            manifest.after_commit(root, version)
-            return CompactionResult(root, version, len(removes), len(adds), attempts)
-        except errors.DeltaConcurrentModificationException:
-            if not retry or attempts >= max_attempts:
-                rewrite.discard(root, adds)
-                raise
-            txn = OptimisticTransaction(DeltaLog(root))
-            assert txn.snapshot is not None
-            live = {f.path for f in txn.snapshot.files.values()}
-            if not all(f.path in live for f in compacted):
-                rewrite.discard(root, adds)
-                raise
+    work = _Compaction(root, predicate, compacted, adds, actions, operation)
+    return _commit(txn, work, retry, max_attempts)
 
 
 def _predicate_sql(expr: predicates.Expr) -> str:

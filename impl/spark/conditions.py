@@ -66,6 +66,11 @@ class Condition:
         allowed = {c.lower() for c in columns}
         return all(c.lower() in allowed for c in self.columns)
 
+    @property
+    def exact(self) -> bool:
+        """Every conjunct translated: ``filters()`` is the whole condition."""
+        return all(c.expr is not None for c in self.conjuncts)
+
     def filters(self) -> list[predicates.Expr]:
         """The translated conjuncts (the rest widen to TRUE)."""
         return [c.expr for c in self.conjuncts if c.expr is not None]

@@ -52,21 +52,18 @@ from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.deletion_vectors import deleted_rows
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, files, partition_sql, rewrite, stats
+from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import (
     InvalidConditionError,
     InvalidOptionError,
     NotNullViolationError,
     ReplaceWhereWithDynamicPartitionOverwriteError,
 )
+from deltaspec.impl.spark.metadata_plan import plan_metadata
+from deltaspec.impl.spark.options import WriteOptions
+from deltaspec.impl.spark.overwrite import overwrite_removes
 from deltaspec.impl.spark.read import file_path, parse_timestamp, table_schema
-from deltaspec.impl.spark.write import (
-    WriteOptions,
-    _Plan,
-    assert_removable,
-    commit_write,
-    overwrite_removes,
-    require_writable,
-)
+from deltaspec.impl.spark.write import assert_removable, commit_write, require_writable
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 NAME = "deltaspec"
@@ -226,7 +223,7 @@ class _Writer(DataSourceArrowWriter):
         if self.opts.txn_app_id is not None:
             self.skip = txn.txn_version(self.opts.txn_app_id) >= (self.opts.txn_version or 0)
         self.now = txn.clock()
-        plan = _Plan(txn, schema, self.partition_by, self.mode, self.opts, self.now)
+        plan = plan_metadata(txn, schema, self.partition_by, self.mode, self.opts, self.now)
         self.metadata: Metadata | None = plan.metadata
         self.partition_columns = plan.final.partition_columns
         self.dynamic = bool(self.opts.dynamic_partition_overwrite) and overwrite
@@ -244,7 +241,7 @@ class _Writer(DataSourceArrowWriter):
                     table=root,
                 )
         self.arrow_schema = to_arrow_schema(table)
-        self.not_null = [f["name"] for f in plan.schema["fields"] if not f.get("nullable", True)]
+        self.not_null = schemas.not_null_columns(plan.schema)
         self.leaves = stats.indexed_leaves(
             plan.schema, self.partition_columns, plan.final.configuration
         )

@@ -1,4 +1,4 @@
-"""DELETE, UPDATE and MERGE as copy-on-write (reference §5.5).
+"""DELETE, UPDATE and MERGE as copy-on-write.
 
 Each reads the way delta-spark's command does: its condition's partition part as the read
 predicate and the candidate files left after data skipping as the files read; it rewrites only
@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -19,11 +20,11 @@ from pyspark.sql import functions as F
 from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, AddFile, RemoveFile
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.spark import conditions, files, manifest, rewrite, stats
+from deltaspec.impl.spark import conditions, manifest, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import MultipleSourceRowMatchError, UnresolvedColumnError
 from deltaspec.impl.spark.read import FILE_COLUMN, scan, table_schema
-from deltaspec.impl.spark.write import assert_removable, require_writable
+from deltaspec.impl.spark.write import assert_removable, require_writable, write_data
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 
@@ -86,21 +87,53 @@ def _names(snapshot: Snapshot) -> list[str]:
     return schemas.field_names(schemas.parse(snapshot.metadata.schema_string))
 
 
-def write_rows(
-    spark: SparkSession, root: str, snapshot: Snapshot, df: DataFrame, data_change: bool = True
-) -> list[AddFile]:
-    metadata = snapshot.metadata
-    table = schemas.parse(metadata.schema_string)
-    leaves = stats.indexed_leaves(table, metadata.partition_columns, metadata.configuration)
-    not_null = [f["name"] for f in table["fields"] if not f.get("nullable", True)]
-    written = files.write_files(
-        df, root, metadata.partition_columns, leaves, data_change=data_change, not_null=not_null
-    )
-    return rewrite.non_empty(written.adds, root)
-
-
 def _rows(adds: Sequence[AddFile | RemoveFile]) -> int:
     return sum(stats.num_records(getattr(a, "stats", None)) or 0 for a in adds)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a DELETE or UPDATE read: the predicate commitInfo records, the parsed condition
+    (None: no condition) and the candidate files."""
+
+    predicate: str
+    condition: conditions.Condition | None
+    files: list[AddFile]
+
+
+def _read(spark: SparkSession, txn: OptimisticTransaction, condition: str | None) -> _Read:
+    """The whole table without a condition, else the condition's candidates (read_candidates)."""
+    if condition is None:
+        return _Read("[]", None, txn.filter_files())
+    assert txn.snapshot is not None
+    parsed = conditions.parse(spark, condition, _names(txn.snapshot), table=txn.log.table_path)
+    return _Read(json.dumps([parsed.rendered]), parsed, rewrite.read_candidates(txn, parsed))
+
+
+def _file_metrics(removed: Sequence[AddFile], added: Sequence[AddFile]) -> dict[str, str]:
+    return {
+        "numRemovedFiles": str(len(removed)),
+        "numRemovedBytes": str(sum(f.size for f in removed)),
+        "numAddedFiles": str(len(added)),
+        "numAddedBytes": str(sum(a.size for a in added)),
+    }
+
+
+def _commit(
+    txn: OptimisticTransaction,
+    operation: str,
+    parameters: dict[str, str],
+    metrics: dict[str, str],
+    removes: Sequence[RemoveFile],
+    adds: Sequence[AddFile],
+    before_commit: Callable[[], None] | None,
+) -> DmlResult:
+    """The command's one commit (none when it changes nothing), then the manifest."""
+    actions: list[Action] = [*removes, *adds]
+    _pause(before_commit)
+    version = txn.commit_if_needed(actions, Operation(operation, parameters, metrics=metrics))
+    manifest.after_commit(txn.log.table_path, version)
+    return DmlResult(version, tuple(removes), tuple(adds), metrics)
 
 
 def delete(
@@ -111,44 +144,61 @@ def delete(
     before_commit: Callable[[], None] | None = None,
     read_version: int | None = None,
 ) -> DmlResult:
-    """DELETE FROM table [WHERE condition]."""
+    """DELETE FROM table [WHERE condition]: whole files when the condition is over partition
+    columns only, else the files holding a matching row, rewritten without those rows."""
     root, txn, snapshot = _start(path, read_version)
     now = txn.clock()
     if condition is not None:
         _check(spark, snapshot, condition, "DELETE")
+    read = _read(spark, txn, condition)
+    parsed = read.condition
     rewritten = False  # delta-spark's rewrite path tombstones scanned files, which carry no stats
-    if condition is None:
-        gone = txn.filter_files()
-        kept: list[AddFile] = []
-        predicate = "[]"
+    if parsed is None or (parsed.exact and parsed.only_over(snapshot.metadata.partition_columns)):
+        gone, kept = read.files, []  # whole files, no rewrite (metadata-only delete)
     else:
-        parsed = conditions.parse(spark, condition, _names(snapshot), table=root)
-        predicate = json.dumps([parsed.rendered])
-        read = rewrite.read_candidates(txn, parsed)
-        exact = all(c.expr is not None for c in parsed.conjuncts)
-        if exact and parsed.only_over(snapshot.metadata.partition_columns):
-            gone, kept = read, []  # whole files, no rewrite (metadata-only delete)
-        else:
-            gone = rewrite.touched(spark, root, snapshot, read, condition)
-            kept = rewrite.rewrite_without(spark, root, snapshot, gone, condition)
-            rewritten = True
+        gone = rewrite.touched(spark, root, snapshot, read.files, parsed.sql)
+        kept = rewrite.rewrite_without(spark, root, snapshot, gone, parsed.sql)
+        rewritten = True
     removes = [rewrite.remove(f, now, with_stats=not rewritten) for f in gone]
     before = sum(stats.num_records(f.stats) or 0 for f in gone)
     metrics = {
-        "numRemovedFiles": str(len(removes)),
-        "numRemovedBytes": str(sum(f.size for f in gone)),
-        "numAddedFiles": str(len(kept)),
-        "numAddedBytes": str(sum(a.size for a in kept)),
+        **_file_metrics(gone, kept),
         "numCopiedRows": str(_rows(kept)),
         "numDeletedRows": str(before - _rows(kept)),
     }
-    actions: list[Action] = [*removes, *kept]
-    _pause(before_commit)
-    version = txn.commit_if_needed(
-        actions, Operation("DELETE", {"predicate": predicate}, metrics=metrics)
+    parameters = {"predicate": read.predicate}
+    return _commit(txn, "DELETE", parameters, metrics, removes, kept, before_commit)
+
+
+def _update_targets(
+    snapshot: Snapshot, assignments: Mapping[str, str], root: str
+) -> dict[str, str]:
+    """``assignments`` keyed by the table's spelling of each column; unknown columns refused."""
+    names = _names(snapshot)
+    resolve = {n.lower(): n for n in names}
+    unknown = [c for c in assignments if c.lower() not in resolve]
+    if unknown:
+        raise UnresolvedColumnError(
+            f"cannot update unknown column {unknown[0]!r}; the table's columns are {names}",
+            table=root,
+            version=snapshot.version,
+        )
+    return {resolve[c.lower()]: expr for c, expr in assignments.items()}
+
+
+def _updated(
+    rows: DataFrame, snapshot: Snapshot, targets: Mapping[str, str], matched: Column
+) -> DataFrame:
+    """``rows`` with each target column set to its expression where ``matched``."""
+    types = {f.name: f.dataType for f in table_schema(snapshot).fields}
+    return rows.select(
+        *(
+            F.when(matched, F.expr(targets[n]).cast(types[n])).otherwise(F.col(f"`{n}`")).alias(n)
+            if n in targets
+            else F.col(f"`{n}`")
+            for n in _names(snapshot)
+        )
     )
-    manifest.after_commit(root, version)
-    return DmlResult(version, tuple(removes), tuple(kept), metrics)
 
 
 def update(
@@ -160,64 +210,30 @@ def update(
     before_commit: Callable[[], None] | None = None,
     read_version: int | None = None,
 ) -> DmlResult:
-    """UPDATE table SET column = expression, ... [WHERE condition]."""
+    """UPDATE table SET column = expression, ... [WHERE condition]: the files holding a matching
+    row, rewritten with the new values."""
     root, txn, snapshot = _start(path, read_version)
     now = txn.clock()
-    names = _names(snapshot)
-    resolve = {n.lower(): n for n in names}
-    unknown = [c for c in assignments if c.lower() not in resolve]
-    if unknown:
-        raise UnresolvedColumnError(
-            f"cannot update unknown column {unknown[0]!r}; the table's columns are {names}",
-            table=root,
-            version=snapshot.version,
-        )
+    targets = _update_targets(snapshot, assignments, root)
     if condition is not None:
         _check(spark, snapshot, condition, "UPDATE")
     empty = spark.createDataFrame([], table_schema(snapshot))
     for expression in assignments.values():
         _check(spark, snapshot, f"({expression}) IS NULL OR TRUE", "UPDATE", empty, False)
-    targets = {resolve[c.lower()]: expr for c, expr in assignments.items()}
+    read = _read(spark, txn, condition)
     if condition is None:
-        read = txn.filter_files()
-        hit = read
-        predicate = "[]"
-        matched = F.lit(True)
+        hit, matched = read.files, F.lit(True)
     else:
-        parsed = conditions.parse(spark, condition, names, table=root)
-        predicate = json.dumps([parsed.rendered])
-        read = rewrite.read_candidates(txn, parsed)
-        hit = rewrite.touched(spark, root, snapshot, read, condition)
+        hit = rewrite.touched(spark, root, snapshot, read.files, condition)
         matched = rewrite.matches(condition)
-    types = {f.name: f.dataType for f in table_schema(snapshot).fields}
-    rows = scan(spark, root, snapshot, hit) if hit else None
     adds: list[AddFile] = []
-    if rows is not None:
-        updated = rows.select(
-            *(
-                F.when(matched, F.expr(targets[n]).cast(types[n]))
-                .otherwise(F.col(f"`{n}`"))
-                .alias(n)
-                if n in targets
-                else F.col(f"`{n}`")
-                for n in names
-            )
-        )
-        adds = write_rows(spark, root, snapshot, updated)
+    if hit:
+        rows = scan(spark, root, snapshot, hit)
+        adds = write_data(_updated(rows, snapshot, targets, matched), root, snapshot.metadata)
     removes = [rewrite.remove(f, now) for f in hit]
-    metrics = {
-        "numRemovedFiles": str(len(removes)),
-        "numRemovedBytes": str(sum(f.size for f in hit)),
-        "numAddedFiles": str(len(adds)),
-        "numAddedBytes": str(sum(a.size for a in adds)),
-    }
-    actions: list[Action] = [*removes, *adds]
-    _pause(before_commit)
-    version = txn.commit_if_needed(
-        actions, Operation("UPDATE", {"predicate": predicate}, metrics=metrics)
-    )
-    manifest.after_commit(root, version)
-    return DmlResult(version, tuple(removes), tuple(adds), metrics)
+    parameters = {"predicate": read.predicate}
+    metrics = _file_metrics(hit, adds)
+    return _commit(txn, "UPDATE", parameters, metrics, removes, adds, before_commit)
 
 
 @dataclass(frozen=True)
@@ -290,6 +306,137 @@ def _any_applies(clauses: Sequence[MergeClause]) -> Column:
     return out
 
 
+@dataclass(frozen=True)
+class _MergeClauses:
+    """A MERGE's clauses by kind, each in order: WHEN MATCHED, WHEN NOT MATCHED (inserts) and
+    WHEN NOT MATCHED BY SOURCE."""
+
+    matched: list[MergeClause]
+    inserts: list[MergeClause]
+    by_source: list[MergeClause]
+
+    @classmethod
+    def of(cls, clauses: Sequence[MergeClause]) -> _MergeClauses:
+        return cls(
+            [c for c in clauses if c.action in {"update", "delete"} and not c.by_source],
+            [c for c in clauses if c.action == "insert"],
+            [c for c in clauses if c.by_source],
+        )
+
+    def parameters(self, spark: SparkSession, on: conditions.Condition) -> dict[str, str]:
+        return {
+            "predicate": json.dumps([on.rendered]),
+            "matchedPredicates": _clauses_json(spark, self.matched),
+            "notMatchedPredicates": _clauses_json(spark, self.inserts),
+            "notMatchedBySourcePredicates": _clauses_json(spark, self.by_source),
+        }
+
+
+@dataclass(frozen=True)
+class _MergeFrames:
+    """The two sides of a MERGE: the target's candidate files as rows (with their file and a row
+    id) aliased ``t``, the source flagged aliased ``s``, joined ON ``on``."""
+
+    target: DataFrame
+    source: DataFrame
+    on: str
+    t: str
+    s: str
+    names: list[str]
+    types: dict[str, Any]
+
+
+def _merge_read(
+    txn: OptimisticTransaction, on: conditions.Condition, t: str, clauses: _MergeClauses
+) -> list[AddFile]:
+    """delta-spark: filterFiles(target-only predicates of the ON condition) — predicate + files
+    read; a NOT MATCHED BY SOURCE clause reads every file (target rows outside ON count too)."""
+    target_only = replace(
+        on, conjuncts=tuple(c for c in on.conjuncts if c.qualifiers == {t} and c.expr is not None)
+    )
+    narrowed = target_only if target_only.conjuncts and not clauses.by_source else None
+    return rewrite.read_candidates(txn, narrowed)
+
+
+def _require_single_match(frames: _MergeFrames, root: str) -> None:
+    """No target row matched by two source rows (an update or delete clause would be
+    ambiguous)."""
+    joined = frames.target.join(frames.source, F.expr(frames.on), "inner")
+    rows = joined.groupBy(f"{frames.t}.__deltaspec_row").count().where("count > 1").limit(1)
+    if rows.collect():
+        raise MultipleSourceRowMatchError(
+            "a target row matched more than one source row", table=root
+        )
+
+
+def _merge_rewrite(
+    frames: _MergeFrames, clauses: _MergeClauses, read: Sequence[AddFile], root: str
+) -> tuple[list[AddFile], DataFrame | None]:
+    """The target files a WHEN MATCHED or NOT MATCHED BY SOURCE clause touches, and their rows
+    after the clauses (deleted rows dropped, updated rows changed, the others copied)."""
+    t, s, names = frames.t, frames.s, frames.names
+    if clauses.matched:
+        _require_single_match(frames, root)
+    rows = frames.target.join(frames.source, F.expr(frames.on), "left")
+    if not clauses.matched:
+        rows = rows.dropDuplicates(["__deltaspec_row"])  # matched rows stay as they are
+    is_match = F.col(f"{s}.__deltaspec_source").isNotNull()
+    touching = F.lit(False)
+    if clauses.matched:
+        touching = touching | is_match
+    if clauses.by_source:
+        touching = touching | (~is_match & _any_applies(clauses.by_source))
+    touched_paths = {
+        r[0] for r in rows.where(touching).select(f"{t}.{FILE_COLUMN}").distinct().collect()
+    }
+    hit = [f for f in read if f.path in touched_paths]
+    if not hit:
+        return hit, None
+    rows = rows.where(F.col(f"{t}.{FILE_COLUMN}").isin(sorted(touched_paths)))
+    values = {n: F.col(f"{t}.`{n}`") for n in names}
+    keep_matched, _ = _apply(clauses.matched, is_match, values, names, s)
+    keep_unmatched, _ = _apply(clauses.by_source, ~is_match, values, names, s)
+    output = rows.where(keep_matched & keep_unmatched).select(
+        *(values[n].cast(frames.types[n]).alias(n) for n in names)
+    )
+    return hit, output
+
+
+def _merge_inserts(frames: _MergeFrames, inserts: Sequence[MergeClause]) -> list[DataFrame]:
+    """The rows WHEN NOT MATCHED clauses insert: source rows no target row matches, each by the
+    first insert clause that applies."""
+    if not inserts:
+        return []
+    unmatched = frames.source.join(frames.target, F.expr(frames.on), "left_anti")
+    pieces = []
+    handled = F.lit(False)
+    for clause in inserts:
+        applies = (
+            ~handled if clause.condition is None else ~handled & rewrite.matches(clause.condition)
+        )
+        exprs = _assignments(clause, frames.names, frames.s)
+        pieces.append(
+            unmatched.where(applies).select(
+                *(
+                    (F.expr(exprs[n]) if n in exprs else F.lit(None)).cast(frames.types[n]).alias(n)
+                    for n in frames.names
+                )
+            )
+        )
+        handled = handled | applies
+    return pieces
+
+
+def _merge_metrics(hit: Sequence[AddFile], adds: Sequence[AddFile]) -> dict[str, str]:
+    return {
+        "numTargetFilesRemoved": str(len(hit)),
+        "numTargetFilesAdded": str(len(adds)),
+        "numTargetBytesRemoved": str(sum(f.size for f in hit)),
+        "numTargetBytesAdded": str(sum(a.size for a in adds)),
+        "numOutputRows": str(_rows(adds)),
+    }
+
+
 def merge(
     spark: SparkSession,
     path: str | os.PathLike[str],
@@ -313,95 +460,23 @@ def merge(
     for sql in [on, *(c.condition for c in clauses if c.condition is not None)]:
         _check(spark, snapshot, sql, "MERGE", frame)
     parsed = conditions.parse(spark, on, names, table=root)
-    matched_clauses = [c for c in clauses if c.action in {"update", "delete"} and not c.by_source]
-    inserts = [c for c in clauses if c.action == "insert"]
-    by_source = [c for c in clauses if c.by_source]
-    target_only = replace(
-        parsed,
-        conjuncts=tuple(c for c in parsed.conjuncts if c.qualifiers == {t} and c.expr is not None),
-    )
-    # delta-spark: filterFiles(target-only predicates of the ON condition) — predicate + files
-    # read; a NOT MATCHED BY SOURCE clause reads every file (target rows outside ON count too)
-    narrowed = target_only if target_only.conjuncts and not by_source else None
-    read = rewrite.read_candidates(txn, narrowed)
-    flagged_source = source.withColumn("__deltaspec_source", F.lit(True)).alias(s)
+    kinds = _MergeClauses.of(clauses)
+    read = _merge_read(txn, parsed, t, kinds)
     target = (
         scan(spark, root, snapshot, read, with_file=True)
         .withColumn("__deltaspec_row", F.monotonically_increasing_id())
         .alias(t)
     )
+    flagged_source = source.withColumn("__deltaspec_source", F.lit(True)).alias(s)
+    frames = _MergeFrames(target, flagged_source, on, t, s, names, types)
     hit: list[AddFile] = []
-    adds: list[AddFile] = []
     output: DataFrame | None = None
-    if (matched_clauses or by_source) and read:
-        if matched_clauses:
-            joined = target.join(flagged_source, F.expr(on), "inner")
-            duplicate = joined.groupBy(f"{t}.__deltaspec_row").count().where("count > 1").limit(1)
-            if duplicate.collect():
-                raise MultipleSourceRowMatchError(
-                    "a target row matched more than one source row", table=root
-                )
-        rows = target.join(flagged_source, F.expr(on), "left")
-        if not matched_clauses:
-            rows = rows.dropDuplicates(["__deltaspec_row"])  # matched rows stay as they are
-        is_match = F.col(f"{s}.__deltaspec_source").isNotNull()
-        touching = F.lit(False)
-        if matched_clauses:
-            touching = touching | is_match
-        if by_source:
-            touching = touching | (~is_match & _any_applies(by_source))
-        touched_paths = {
-            r[0] for r in rows.where(touching).select(f"{t}.{FILE_COLUMN}").distinct().collect()
-        }
-        hit = [f for f in read if f.path in touched_paths]
-        if hit:
-            rows = rows.where(F.col(f"{t}.{FILE_COLUMN}").isin(sorted(touched_paths)))
-            values = {n: F.col(f"{t}.`{n}`") for n in names}
-            keep_matched, _ = _apply(matched_clauses, is_match, values, names, s)
-            keep_unmatched, _ = _apply(by_source, ~is_match, values, names, s)
-            output = rows.where(keep_matched & keep_unmatched).select(
-                *(values[n].cast(types[n]).alias(n) for n in names)
-            )
-    if inserts:
-        unmatched = flagged_source.join(target, F.expr(on), "left_anti")
-        pieces = []
-        handled = F.lit(False)
-        for clause in inserts:
-            applies = (
-                ~handled
-                if clause.condition is None
-                else ~handled & rewrite.matches(clause.condition)
-            )
-            exprs = _assignments(clause, names, s)
-            pieces.append(
-                unmatched.where(applies).select(
-                    *(
-                        (F.expr(exprs[n]) if n in exprs else F.lit(None)).cast(types[n]).alias(n)
-                        for n in names
-                    )
-                )
-            )
-            handled = handled | applies
-        for piece in pieces:
-            output = piece if output is None else output.unionByName(piece)
-    if output is not None:
-        adds = write_rows(spark, root, snapshot, output)
+    if (kinds.matched or kinds.by_source) and read:
+        hit, output = _merge_rewrite(frames, kinds, read, root)
+    for piece in _merge_inserts(frames, kinds.inserts):
+        output = piece if output is None else output.unionByName(piece)
+    adds = [] if output is None else write_data(output, root, snapshot.metadata)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
-    parameters = {
-        "predicate": json.dumps([parsed.rendered]),
-        "matchedPredicates": _clauses_json(spark, matched_clauses),
-        "notMatchedPredicates": _clauses_json(spark, inserts),
-        "notMatchedBySourcePredicates": _clauses_json(spark, by_source),
-    }
-    metrics = {
-        "numTargetFilesRemoved": str(len(removes)),
-        "numTargetFilesAdded": str(len(adds)),
-        "numTargetBytesRemoved": str(sum(f.size for f in hit)),
-        "numTargetBytesAdded": str(sum(a.size for a in adds)),
-        "numOutputRows": str(_rows(adds)),
-    }
-    actions: list[Action] = [*removes, *adds]
-    _pause(before_commit)
-    version = txn.commit_if_needed(actions, Operation("MERGE", parameters, metrics=metrics))
-    manifest.after_commit(root, version)
-    return DmlResult(version, tuple(removes), tuple(adds), metrics)
+    parameters = kinds.parameters(spark, parsed)
+    metrics = _merge_metrics(hit, adds)
+    return _commit(txn, "MERGE", parameters, metrics, removes, adds, before_commit)

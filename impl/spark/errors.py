@@ -1,163 +1,151 @@
-"""Typed errors of the Spark write path (delta-spark's error classes, reference §5)."""
+"""Typed errors of the Spark write path, with delta-spark's error classes.
+
+Each class states its ``error_class`` once, in its header; its neutral ``kind`` is the error
+class without the ``DELTA_`` prefix unless the header names another.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from deltaspec.impl.errors import DeltaError
 
 
-class DeltaPathExistsError(DeltaError):
+class SparkPathError(DeltaError):
+    """Base of the Spark path's errors: ``class X(SparkPathError, error_class=..., kind=...)``."""
+
+    def __init_subclass__(
+        cls, *, error_class: str | None = None, kind: str | None = None, **rest: Any
+    ) -> None:
+        super().__init_subclass__(**rest)
+        if error_class is not None:
+            cls.error_class = error_class
+        if kind is not None or error_class is not None:
+            cls.kind = kind or cls.error_class.removeprefix("DELTA_")
+
+
+class DeltaPathExistsError(SparkPathError, error_class="DELTA_PATH_EXISTS"):
     """SaveMode ErrorIfExists on an existing table."""
 
-    error_class = "DELTA_PATH_EXISTS"
-    kind = "PATH_EXISTS"
 
-
-class InvalidConditionError(DeltaError):
+class InvalidConditionError(SparkPathError, error_class="DELTA_INVALID_CONDITION"):
     """A condition or replaceWhere predicate Spark cannot parse."""
 
-    error_class = "DELTA_INVALID_CONDITION"
-    kind = "INVALID_CONDITION"
 
-
-class NonPartitionColumnReferenceError(DeltaError):
+class NonPartitionColumnReferenceError(
+    SparkPathError, error_class="DELTA_NON_PARTITION_COLUMN_REFERENCE"
+):
     """replaceWhere over a data column where only partition columns are allowed."""
 
-    error_class = "DELTA_NON_PARTITION_COLUMN_REFERENCE"
-    kind = "NON_PARTITION_COLUMN_REFERENCE"
 
-
-class ReplaceWhereMismatchError(DeltaError):
+class ReplaceWhereMismatchError(SparkPathError, error_class="DELTA_REPLACE_WHERE_MISMATCH"):
     """Written data outside the replaceWhere predicate."""
 
-    error_class = "DELTA_REPLACE_WHERE_MISMATCH"
-    kind = "REPLACE_WHERE_MISMATCH"
+
+class ReplaceWhereWithDynamicPartitionOverwriteError(
+    SparkPathError, error_class="DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
+):
+    """replaceWhere together with partitionOverwriteMode=dynamic."""
 
 
-class ReplaceWhereWithDynamicPartitionOverwriteError(DeltaError):
-    error_class = "DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
-    kind = "REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE"
+class OverwriteSchemaWithDynamicPartitionOverwriteError(
+    SparkPathError, error_class="DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE"
+):
+    """overwriteSchema in a dynamic partition overwrite."""
 
 
-class OverwriteSchemaWithDynamicPartitionOverwriteError(DeltaError):
-    error_class = "DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE"
-    kind = "OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE"
-
-
-class ReplaceWhereDataChangeError(DeltaError):
+class ReplaceWhereDataChangeError(
+    SparkPathError, error_class="DELTA_REPLACE_WHERE_WITH_FILTER_DATA_CHANGE_UNSET"
+):
     """replaceWhere over data columns with dataChange=false."""
 
-    error_class = "DELTA_REPLACE_WHERE_WITH_FILTER_DATA_CHANGE_UNSET"
-    kind = "REPLACE_WHERE_WITH_FILTER_DATA_CHANGE_UNSET"
 
-
-class MetadataMismatchError(DeltaError):
+class MetadataMismatchError(SparkPathError, error_class="DELTA_METADATA_MISMATCH"):
     """DELTA_METADATA_MISMATCH; the subclasses are its sub-errors."""
 
-    error_class = "DELTA_METADATA_MISMATCH"
-    kind = "METADATA_MISMATCH"
+
+class SchemaMismatchError(MetadataMismatchError, kind="SCHEMA_MISMATCH"):
+    """Data whose schema the table's does not accept."""
 
 
-class SchemaMismatchError(MetadataMismatchError):
-    kind = "SCHEMA_MISMATCH"
+class PartitioningMismatchError(MetadataMismatchError, kind="PARTITIONING_MISMATCH"):
+    """Partition columns other than the table's, or not in the data."""
 
 
-class PartitioningMismatchError(MetadataMismatchError):
-    kind = "PARTITIONING_MISMATCH"
-
-
-class OverwriteRequiredError(MetadataMismatchError):
+class OverwriteRequiredError(MetadataMismatchError, kind="OVERWRITE_REQUIRED"):
     """A schema or partitioning replacement without overwriteSchema in overwrite mode."""
 
-    kind = "OVERWRITE_REQUIRED"
 
-
-class IncompatibleSchemaMergeError(DeltaError):
+class IncompatibleSchemaMergeError(SparkPathError, error_class="DELTA_FAILED_TO_MERGE_FIELDS"):
     """mergeSchema between incompatible types."""
 
-    error_class = "DELTA_FAILED_TO_MERGE_FIELDS"
-    kind = "FAILED_TO_MERGE_FIELDS"
+
+class EmptyDataError(SparkPathError, error_class="DELTA_EMPTY_DATA"):
+    """A table created from data without columns."""
 
 
-class EmptyDataError(DeltaError):
-    error_class = "DELTA_EMPTY_DATA"
-    kind = "EMPTY_DATA"
-
-
-class DataChangeFalseError(DeltaError):
+class DataChangeFalseError(SparkPathError, error_class="DELTA_DATA_CHANGE_FALSE"):
     """A metadata change requested by a dataChange=false write."""
 
-    error_class = "DELTA_DATA_CHANGE_FALSE"
-    kind = "DATA_CHANGE_FALSE"
+
+class NotNullViolationError(SparkPathError, error_class="DELTA_NOT_NULL_CONSTRAINT_VIOLATED"):
+    """A null written to a NOT NULL column."""
 
 
-class NotNullViolationError(DeltaError):
-    error_class = "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"
-    kind = "NOT_NULL_CONSTRAINT_VIOLATED"
+class CheckConstraintViolationError(
+    SparkPathError, error_class="DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", kind="VIOLATE_CONSTRAINT"
+):
+    """A row a CHECK constraint rejects."""
 
 
-class CheckConstraintViolationError(DeltaError):
-    error_class = "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"
-    kind = "VIOLATE_CONSTRAINT"
-
-
-class MultipleSourceRowMatchError(DeltaError):
+class MultipleSourceRowMatchError(
+    SparkPathError, error_class="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
+):
     """MERGE: one target row matched by several source rows with an update or delete clause."""
 
-    error_class = "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
-    kind = "MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
 
-
-class UnexpectedPartitionDirectoryError(DeltaError):
+class UnexpectedPartitionDirectoryError(
+    SparkPathError, error_class="DELTA_UNEXPECTED_PARTITION_DIRECTORY"
+):
     """Spark wrote a directory whose name does not round-trip to a partition value."""
 
-    error_class = "DELTA_UNEXPECTED_PARTITION_DIRECTORY"
-    kind = "UNEXPECTED_PARTITION_DIRECTORY"
 
-
-class InvalidOptionError(DeltaError):
+class InvalidOptionError(SparkPathError, error_class="DELTA_ILLEGAL_OPTION", kind="INVALID_OPTION"):
     """A write option with a value delta-spark refuses (``dataChange='no'``, ``txnVersion=1.5``,
     an unknown save mode): never read as false or truncated."""
 
-    error_class = "DELTA_ILLEGAL_OPTION"
-    kind = "INVALID_OPTION"
 
-
-class UnresolvedColumnError(InvalidConditionError):
+class UnresolvedColumnError(InvalidConditionError, error_class="UNRESOLVED_COLUMN"):
     """A condition or assignment naming a column the table does not have (Spark's
     UNRESOLVED_COLUMN), reported with the table's own columns only."""
 
-    error_class = "UNRESOLVED_COLUMN"
-    kind = "UNRESOLVED_COLUMN"
 
-
-class NonDeterministicConditionError(InvalidConditionError):
+class NonDeterministicConditionError(
+    InvalidConditionError,
+    error_class="INVALID_NON_DETERMINISTIC_EXPRESSIONS",
+    kind="NON_DETERMINISTIC_EXPRESSION",
+):
     """A DELETE/UPDATE condition that is not deterministic (``rand()``): refused, as
     delta-spark refuses it (MERGE: DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED)."""
 
-    error_class = "INVALID_NON_DETERMINISTIC_EXPRESSIONS"
-    kind = "NON_DETERMINISTIC_EXPRESSION"
+
+class NonDeterministicMergeConditionError(
+    NonDeterministicConditionError,
+    error_class="DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED",
+    kind=NonDeterministicConditionError.kind,
+):
+    """The MERGE spelling of NonDeterministicConditionError."""
 
 
-class NonDeterministicMergeConditionError(NonDeterministicConditionError):
-    error_class = "DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED"
-
-
-class UnsupportedSubqueryError(InvalidConditionError):
+class UnsupportedSubqueryError(InvalidConditionError, error_class="DELTA_UNSUPPORTED_SUBQUERY"):
     """A DML condition with a subquery (delta-spark refuses them)."""
 
-    error_class = "DELTA_UNSUPPORTED_SUBQUERY"
-    kind = "UNSUPPORTED_SUBQUERY"
 
-
-class UnsafeWritePathError(DeltaError):
+class UnsafeWritePathError(SparkPathError, error_class="DELTA_UNSAFE_PATH"):
     """A data file would be written through a symlink or outside the table root."""
 
-    error_class = "DELTA_UNSAFE_PATH"
-    kind = "UNSAFE_PATH"
 
-
-class RestoreMissingFilesError(DeltaError):
+class RestoreMissingFilesError(
+    SparkPathError, error_class="DELTA_CANNOT_RESTORE_TABLE_VERSION", kind="RESTORE_MISSING_FILES"
+):
     """RESTORE to a version whose data files are gone (VACUUMed): nothing is committed."""
-
-    error_class = "DELTA_CANNOT_RESTORE_TABLE_VERSION"
-    kind = "RESTORE_MISSING_FILES"

@@ -124,6 +124,54 @@ def _partition_values(
     return values
 
 
+_Staged = tuple[str, PartitionValues, str]
+"""A file Spark wrote: its staged path, its partition values and its path in the table."""
+
+
+def _staged(staging: str, root: str, partition_columns: Sequence[str]) -> list[_Staged]:
+    """The data files Spark wrote under ``staging`` (not its ``.``/``_`` marker files)."""
+    found: list[_Staged] = []
+    for directory, _, names in os.walk(staging):
+        relative = os.path.relpath(directory, staging)
+        fragments = [] if relative == "." else relative.split(os.sep)
+        for name in sorted(names):
+            if name.startswith((".", "_")):
+                continue
+            values = _partition_values(root, fragments, partition_columns)
+            final = "/".join([*fragments, name])
+            found.append((os.path.join(directory, name), values, final))
+    return found
+
+
+def _adds(
+    found: Sequence[_Staged],
+    partition_columns: Sequence[str],
+    leaves: list[tuple[tuple[str, ...], Any]],
+    data_change: bool,
+) -> tuple[list[AddFile], dict[str, int]]:
+    """The AddFile of each staged file (statistics from its footer) and the nulls per column
+    (partition columns counted from the values)."""
+    adds, nulls = [], dict.fromkeys(partition_columns, 0)
+    for source, values, final in found:
+        text, counts = stats.file_stats(pq.read_metadata(source), leaves)
+        for column, count in counts.items():
+            nulls[column] = nulls.get(column, 0) + count
+        for column, partition_value in values.items():
+            nulls[column] += partition_value is None
+        info = os.stat(source)
+        adds.append(
+            AddFile(
+                path=codec.encode_path(final),
+                partition_values=values,
+                size=info.st_size,
+                modification_time=int(info.st_mtime * 1000),
+                data_change=data_change,
+                stats=text,
+            )
+        )
+    return adds, nulls
+
+
 def write_files(
     df: DataFrame,
     root: str,
@@ -148,34 +196,8 @@ def write_files(
         writer = writer.option(key, value)
     try:
         writer.save(staging)
-        found: list[tuple[str, PartitionValues, str]] = []
-        for directory, _, names in os.walk(staging):
-            relative = os.path.relpath(directory, staging)
-            fragments = [] if relative == "." else relative.split(os.sep)
-            for name in sorted(names):
-                if name.startswith((".", "_")):
-                    continue
-                values = _partition_values(root, fragments, partition_columns)
-                final = "/".join([*fragments, name])
-                found.append((os.path.join(directory, name), values, final))
-        adds, nulls = [], dict.fromkeys(partition_columns, 0)
-        for source, values, final in found:
-            text, counts = stats.file_stats(pq.read_metadata(source), leaves)
-            for column, count in counts.items():
-                nulls[column] = nulls.get(column, 0) + count
-            for column, partition_value in values.items():
-                nulls[column] += partition_value is None
-            info = os.stat(source)
-            adds.append(
-                AddFile(
-                    path=codec.encode_path(final),
-                    partition_values=values,
-                    size=info.st_size,
-                    modification_time=int(info.st_mtime * 1000),
-                    data_change=data_change,
-                    stats=text,
-                )
-            )
+        found = _staged(staging, root, partition_columns)
+        adds, nulls = _adds(found, partition_columns, leaves, data_change)
         violated = [c for c in not_null if nulls.get(c, 0)]
         if violated:
             raise NotNullViolationError(

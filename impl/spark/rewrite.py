@@ -22,6 +22,7 @@ from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.conditions import Condition
 from deltaspec.impl.spark.read import FILE_COLUMN, file_path, scan
 from deltaspec.impl.txn.transaction import OptimisticTransaction
+from deltaspec.rules import rule
 
 
 def column_types(snapshot: Snapshot) -> dict[str, str]:
@@ -45,6 +46,7 @@ def candidates(snapshot: Snapshot, filters: Sequence[predicates.Expr]) -> list[A
     return live
 
 
+@rule("TXN.READ_PREDICATES", "TXN.READ_FILES")
 def read_candidates(txn: OptimisticTransaction, condition: Condition | None) -> list[AddFile]:
     """TXN.READ_PREDICATES / TXN.READ_FILES as delta-spark's commands record them: the
     condition's partition part as the predicate, the files left after skipping as files read."""

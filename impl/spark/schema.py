@@ -1,4 +1,4 @@
-"""Table schemas on the write path (ImplicitMetadataOperation, reference §5.3).
+"""Table schemas on the write path (delta-spark's ImplicitMetadataOperation).
 
 A Delta ``schemaString`` is Spark's ``StructType.json()``; the functions here compare and merge
 them as JSON, field names case-insensitively as delta-spark does by default.
@@ -24,6 +24,11 @@ def dumps(schema: Schema) -> str:
 
 def field_names(schema: Schema) -> list[str]:
     return [f["name"] for f in schema.get("fields", [])]
+
+
+def not_null_columns(schema: Schema) -> list[str]:
+    """The top-level columns declared NOT NULL."""
+    return [f["name"] for f in schema["fields"] if not f.get("nullable", True)]
 
 
 def _without_nullability(kind: Any) -> Any:

@@ -3,11 +3,11 @@
 ``query = stream.writeStream.foreachBatch(idempotent_writer(path)).option("checkpointLocation",
 ckpt).start()``: each micro-batch is written with ``txnAppId`` = the query's id (kept in its
 checkpoint, so the same across restarts) and ``txnVersion`` = the batch id, committed with a
-SetTransaction in the same commit as the data (TXN.SET_TRANSACTION). A restarted query that replays
-a batch it had already written (it died after the commit and before marking the batch done) finds
-the version applied and skips it: no batch is ever written twice. Two queries running on one
-checkpoint write the same (appId, version): the second to commit fails with
-ConcurrentTransactionException, as in delta-spark.
+SetTransaction in the same commit as the data, the app id looked up first (TXN.READ_APP_IDS). A
+restarted query that replays a batch it had already written (it died after the commit and before
+marking the batch done) finds the version applied and skips it: no batch is ever written twice.
+Two queries running on one checkpoint write the same (appId, version): the second to commit fails
+with ConcurrentTransactionException (CONFLICT.APP_TXN), as in delta-spark.
 """
 
 from __future__ import annotations

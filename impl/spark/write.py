@@ -1,11 +1,12 @@
-"""DataFrame writes into a Delta table (delta-spark's WriteIntoDelta, reference §5.1-5.4).
+"""DataFrame writes into a Delta table (delta-spark's WriteIntoDelta).
 
 ``DeltaWriter(df).mode("append").partitionBy("p").option("mergeSchema", "true").save(path)``, or
 ``write_delta(df, path, mode=..., partition_by=..., **options)``. Data files are written by Spark on
 the executors (files.py); the commit happens once, on the driver, through
 deltaspec.impl.txn.transaction, with the reads WriteIntoDelta records: nothing for an append (a
 blind append), the whole table for an overwrite, the predicate for replaceWhere, the partitions
-written for a dynamic partition overwrite.
+written for a dynamic partition overwrite (overwrite.py). Options: options.py; the metadata a
+write commits: metadata_plan.py.
 """
 
 from __future__ import annotations
@@ -14,47 +15,33 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from deltaspec.impl import errors, predicates
-from deltaspec.impl.actions import (
-    Action,
-    AddFile,
-    Format,
-    Metadata,
-    Protocol,
-    RemoveFile,
-    SetTransaction,
-)
+from deltaspec.impl import errors
+from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import conditions, files, manifest, rewrite, stats
+from deltaspec.impl.spark import files, manifest, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import (
     CheckConstraintViolationError,
-    DataChangeFalseError,
     DeltaPathExistsError,
-    EmptyDataError,
-    InvalidOptionError,
-    NonPartitionColumnReferenceError,
     NotNullViolationError,
-    OverwriteRequiredError,
-    OverwriteSchemaWithDynamicPartitionOverwriteError,
-    PartitioningMismatchError,
-    ReplaceWhereDataChangeError,
-    ReplaceWhereMismatchError,
-    ReplaceWhereWithDynamicPartitionOverwriteError,
+)
+from deltaspec.impl.spark.metadata_plan import plan_metadata, resolve_partitioning
+from deltaspec.impl.spark.options import WriteOptions, dynamic_partition_overwrite, save_mode
+from deltaspec.impl.spark.overwrite import (
+    overwrite_removes,
+    replace_where_condition,
+    require_rows_inside,
 )
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
+from deltaspec.rules import rule
 
-MODES = {"append": "Append", "overwrite": "Overwrite", "errorifexists": "ErrorIfExists",
-         "error": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}  # fmt: skip
-# Spark writer options passed through to the Parquet writer.
-_PASSTHROUGH = {"maxrecordsperfile": "maxRecordsPerFile", "compression": "compression"}
 SUPPORTED_WRITER_FEATURES = frozenset(
     {"appendOnly", "invariants", "checkConstraints", "timestampNtz", "deletionVectors"}
 )
@@ -62,80 +49,6 @@ SUPPORTED_WRITER_FEATURES = frozenset(
 
 def _flag(value: Any) -> bool:
     return str(value).strip().lower() == "true"
-
-
-def _bool_option(name: str, value: Any, default: bool) -> bool:
-    """A boolean option as DeltaOptions reads it: 'true' or 'false' (any case), else an error,
-    never read as false."""
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text not in {"true", "false"}:
-        raise InvalidOptionError(
-            f"Invalid value '{value}' for option '{name}', must be 'true' or 'false'"
-        )
-    return text == "true"
-
-
-def _version_option(name: str, value: Any) -> int:
-    """A non-negative integer option (txnVersion): '1.5', '-1', 'x' or True are errors, never
-    truncated."""
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit() or not text.isascii():
-        raise InvalidOptionError(
-            f"Invalid value '{value}' for option '{name}', must be a non-negative integer"
-        )
-    return int(text)
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    """The DataFrameWriter options delta-spark reads (DeltaOptions), keys case-insensitive."""
-
-    replace_where: str | None = None
-    dynamic_partition_overwrite: bool | None = None
-    merge_schema: bool = False
-    overwrite_schema: bool = False
-    user_metadata: str | None = None
-    txn_app_id: str | None = None
-    txn_version: int | None = None
-    data_change: bool = True
-    # replaceWhere over data columns (v1.1.0+), the default as in delta-spark
-    replace_where_data_columns: bool = True
-    table_properties: Mapping[str, str] = field(default_factory=dict)
-    parquet: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> WriteOptions:
-        lowered = {k.lower(): (k, v) for k, v in options.items()}
-        get = {k: v for k, (_, v) in lowered.items()}
-        mode = get.get("partitionoverwritemode")
-        if mode is not None and str(mode).lower() not in {"static", "dynamic"}:
-            raise InvalidOptionError(f"partitionOverwriteMode must be static or dynamic: {mode!r}")
-        app, version = get.get("txnappid"), get.get("txnversion")
-        if (app is None) != (version is None):
-            raise InvalidOptionError("txnAppId and txnVersion go together")
-        return cls(
-            replace_where=None if get.get("replacewhere") is None else str(get["replacewhere"]),
-            dynamic_partition_overwrite=None if mode is None else str(mode).lower() == "dynamic",
-            merge_schema=_bool_option("mergeSchema", get.get("mergeschema"), False),
-            overwrite_schema=_bool_option("overwriteSchema", get.get("overwriteschema"), False),
-            user_metadata=None if get.get("usermetadata") is None else str(get["usermetadata"]),
-            txn_app_id=None if app is None else str(app),
-            txn_version=None if version is None else _version_option("txnVersion", version),
-            data_change=_bool_option("dataChange", get.get("datachange"), True),
-            replace_where_data_columns=_bool_option(
-                "replaceWhere.dataColumns.enabled",
-                get.get("replacewhere.datacolumns.enabled"),
-                True,
-            ),
-            table_properties={
-                key: str(v) for key, v in options.items() if key.lower().startswith("delta.")
-            },
-            parquet={_PASSTHROUGH[k]: str(v) for k, (_, v) in lowered.items() if k in _PASSTHROUGH},
-        )
 
 
 @dataclass(frozen=True)
@@ -161,19 +74,6 @@ def require_writable(table_protocol: Protocol, table: str) -> None:
         )
 
 
-def as_nullable(kind: Any) -> Any:
-    """Spark's ``asNullable``: delta-spark makes a DataFrame's schema nullable before writing."""
-    if isinstance(kind, dict):
-        out = {k: as_nullable(v) for k, v in kind.items()}
-        for flag in ("nullable", "containsNull", "valueContainsNull"):
-            if flag in out:
-                out[flag] = True
-        return out
-    if isinstance(kind, list):
-        return [as_nullable(v) for v in kind]
-    return kind
-
-
 def _ordered(df: DataFrame, table: schemas.Schema) -> DataFrame:
     """``df`` with the table's columns in table order and spelling; missing ones as nulls."""
     by_lower = {c.lower(): c for c in df.columns}
@@ -184,10 +84,6 @@ def _ordered(df: DataFrame, table: schemas.Schema) -> DataFrame:
         value = F.col(f"`{source}`") if source is not None else F.lit(None)
         columns.append(value.cast(spark_type).alias(f["name"]))
     return df.select(*columns)
-
-
-def _not_null_columns(table: schemas.Schema) -> list[str]:
-    return [f["name"] for f in table["fields"] if not f.get("nullable", True)]
 
 
 def _check_constraints(
@@ -215,100 +111,53 @@ def _check_constraints(
             )
 
 
-class _Plan:
-    """The metadata a write commits (None: unchanged) and the schema its data is written in."""
-
-    def __init__(
-        self,
-        txn: OptimisticTransaction,
-        df_schema: StructType,
-        partition_by: Sequence[str] | None,
-        mode: str,
-        opts: WriteOptions,
-        now: int,
-    ) -> None:
-        table = txn.log.table_path
-        data = as_nullable(json.loads(df_schema.json()))
-        current = txn.metadata
-        self.metadata: Metadata | None = None
-        if current is None:
-            if not data["fields"]:
-                raise EmptyDataError("the data has no columns", table=table)
-            self.metadata = Metadata(
-                id=str(uuid.uuid4()),
-                schema_string=schemas.dumps(data),
-                partition_columns=_resolve(partition_by or (), data, table),
-                configuration=dict(opts.table_properties),
-                format=Format(),
-                created_time=now,
-            )
-        else:
-            existing = schemas.parse(current.schema_string)
-            partitioning = current.partition_columns
-            wanted = partitioning if partition_by is None else _resolve(partition_by, data, table)
-            overwrite_schema = (
-                opts.overwrite_schema and mode == "Overwrite" and opts.replace_where is None
-            )
-            if overwrite_schema and (
-                not schemas.same_type(existing, data) or wanted != partitioning
-            ):
-                self.metadata = Metadata(
-                    id=current.id,
-                    schema_string=schemas.dumps(data),
-                    partition_columns=wanted,
-                    configuration={**current.configuration, **opts.table_properties},
-                    format=current.format,
-                    name=current.name,
-                    description=current.description,
-                    created_time=current.created_time,
-                )
-            else:
-                if wanted != partitioning:
-                    error = (
-                        OverwriteRequiredError
-                        if mode == "Overwrite"
-                        else (PartitioningMismatchError)
-                    )
-                    raise error(
-                        f"partition columns {list(wanted)} differ from the table's "
-                        f"{list(partitioning)}",
-                        table=table,
-                    )
-                if opts.merge_schema:
-                    merged = schemas.merge(existing, data)
-                    if merged != existing:
-                        self.metadata = Metadata(
-                            id=current.id,
-                            schema_string=schemas.dumps(merged),
-                            partition_columns=partitioning,
-                            configuration=current.configuration,
-                            format=current.format,
-                            name=current.name,
-                            description=current.description,
-                            created_time=current.created_time,
-                        )
-                else:
-                    schemas.require_compatible(existing, data, path=table)
-        if self.metadata is not None and not opts.data_change:
-            raise DataChangeFalseError(
-                "a write with dataChange=false cannot change the table's metadata", table=table
-            )
-        final = self.metadata or current
-        assert final is not None
-        self.final: Metadata = final
-        self.schema: schemas.Schema = schemas.parse(final.schema_string)
+def write_data(
+    df: DataFrame,
+    root: str,
+    metadata: Metadata,
+    *,
+    data_change: bool = True,
+    writer_options: Mapping[str, str] | None = None,
+) -> list[AddFile]:
+    """``df`` (in table column order) written as data files of the table with ``metadata``
+    (files.write_files: statistics of the indexed columns, NOT NULL checked); empty files are
+    dropped."""
+    table = schemas.parse(metadata.schema_string)
+    columns = metadata.partition_columns
+    written = files.write_files(
+        df,
+        root,
+        columns,
+        stats.indexed_leaves(table, columns, metadata.configuration),
+        data_change=data_change,
+        not_null=schemas.not_null_columns(table),
+        writer_options=writer_options,
+    )
+    return rewrite.non_empty(written.adds, root)
 
 
-def _resolve(columns: Sequence[str], data: schemas.Schema, table: str) -> tuple[str, ...]:
-    names = {n.lower(): n for n in schemas.field_names(data)}
-    resolved = []
-    for column in columns:
-        if column.lower() not in names:
-            raise PartitioningMismatchError(
-                f"partition column {column!r} is not in the data", table=table
+def _skipped(txn: OptimisticTransaction, mode: str, opts: WriteOptions, root: str) -> str | None:
+    """Why the write commits nothing: "ignore" (SaveMode Ignore, the table exists) or "txn"
+    (its txnVersion is applied already); None to go on. An existing table must be writable,
+    and removable for an overwrite; ErrorIfExists refuses it."""
+    if txn.read_version >= 0:
+        assert txn.snapshot is not None
+        require_writable(txn.snapshot.protocol, root)
+        if mode == "ErrorIfExists":
+            raise DeltaPathExistsError(
+                f"Cannot write to already existent path {root} without setting OVERWRITE = 'true'",
+                table=root,
+                version=txn.read_version,
             )
-        resolved.append(names[column.lower()])
-    return tuple(resolved)
+        if mode == "Ignore":
+            return "ignore"
+        if mode == "Overwrite":
+            assert_removable(txn, root)
+    if opts.txn_app_id is not None:
+        assert opts.txn_version is not None
+        if txn.txn_version(opts.txn_app_id) >= opts.txn_version:
+            return "txn"
+    return None
 
 
 def write_delta(
@@ -322,91 +171,32 @@ def write_delta(
 ) -> WriteResult:
     """Write ``df`` to the Delta table at ``path`` (created on first write). ``before_commit``
     runs after the data files are written and before the commit (tests interleave there)."""
-    save_mode = MODES.get(mode.lower())
-    if save_mode is None:
-        raise InvalidOptionError(
-            f'The specified save mode "{mode}" is invalid. Valid save modes include "append", '
-            '"overwrite", "ignore", "error", "errorifexists", and "default".'
-        )
+    mode = save_mode(mode)
     opts = WriteOptions.of(options)
     root = os.path.abspath(path)
-    log = DeltaLog(root)
-    txn = OptimisticTransaction(log)
+    txn = OptimisticTransaction(DeltaLog(root))
     now = txn.clock()
-    exists = txn.read_version >= 0
-    if exists:
-        assert txn.snapshot is not None
-        require_writable(txn.snapshot.protocol, root)
-        if save_mode == "ErrorIfExists":
-            raise DeltaPathExistsError(
-                f"Cannot write to already existent path {root} without setting OVERWRITE = 'true'",
-                table=root,
-                version=txn.read_version,
-            )
-        if save_mode == "Ignore":
-            return WriteResult(None, skipped="ignore")
-        if save_mode == "Overwrite":
-            assert_removable(txn, root)
-    if opts.txn_app_id is not None:
-        assert opts.txn_version is not None
-        if txn.txn_version(opts.txn_app_id) >= opts.txn_version:
-            return WriteResult(None, skipped="txn")
-    dynamic = opts.dynamic_partition_overwrite
-    if dynamic is None:
-        conf = df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
-        dynamic = str(conf).lower() == "dynamic"
-    elif dynamic and opts.replace_where is not None:
-        raise ReplaceWhereWithDynamicPartitionOverwriteError(
-            "replaceWhere and partitionOverwriteMode=dynamic cannot both be set", table=root
-        )
-    if opts.replace_where is not None:
-        dynamic = False  # replaceWhere wins over a session-wide dynamic mode
-    if dynamic and opts.overwrite_schema and save_mode == "Overwrite":
-        raise OverwriteSchemaWithDynamicPartitionOverwriteError(
-            "overwriteSchema cannot be used with dynamic partition overwrite", table=root
-        )
-    plan = _Plan(txn, df.schema, partition_by, save_mode, opts, now)
-    partition_columns = plan.final.partition_columns
+    skipped = _skipped(txn, mode, opts, root)
+    if skipped is not None:
+        return WriteResult(None, skipped=skipped)
+    spark = df.sparkSession
+    dynamic = dynamic_partition_overwrite(spark, opts, mode, root)
+    plan = plan_metadata(txn, df.schema, partition_by, mode, opts, now)
+    columns = plan.final.partition_columns
+    overwrite = mode == "Overwrite" and txn.read_version >= 0
     condition = None
-    if opts.replace_where is not None and save_mode == "Overwrite" and exists:
-        names = schemas.field_names(plan.schema)
-        condition = conditions.parse(df.sparkSession, opts.replace_where, names, table=root)
-        partition_only = condition.only_over(partition_columns)
-        if not partition_only and not opts.replace_where_data_columns:
-            bad = sorted(condition.columns - set(partition_columns))
-            raise NonPartitionColumnReferenceError(
-                f"Predicate references non-partition column '{bad[0]}'. Only the partition "
-                f"columns may be referenced: {list(partition_columns)}",
-                table=root,
-            )
-        if not partition_only and not opts.data_change:
-            raise ReplaceWhereDataChangeError(
-                "replaceWhere over data columns needs dataChange=true", table=root
-            )
+    if overwrite:
+        condition = replace_where_condition(spark, opts, plan.schema, columns, root)
     data = _ordered(df, plan.schema)
-    _check_constraints(data, plan.final, _not_null_columns(plan.schema), root)
-    if condition is not None and not condition.only_over(partition_columns):
-        outside = data.where(~rewrite.matches(opts.replace_where or "")).limit(1).collect()
-        if outside:
-            raise ReplaceWhereMismatchError(
-                "Written data does not conform to partial table overwrite condition or "
-                f"constraint '{opts.replace_where}'",
-                table=root,
-            )
-    leaves = stats.indexed_leaves(plan.schema, partition_columns, plan.final.configuration)
-    written = files.write_files(
-        data,
-        root,
-        partition_columns,
-        leaves,
-        data_change=opts.data_change,
-        not_null=_not_null_columns(plan.schema),
-        writer_options=opts.parquet,
+    _check_constraints(data, plan.final, schemas.not_null_columns(plan.schema), root)
+    if condition is not None:
+        require_rows_inside(data, condition, columns, root)
+    adds = write_data(
+        data, root, plan.final, data_change=opts.data_change, writer_options=opts.parquet
     )
-    adds = rewrite.non_empty(written.adds, root)
+    rows = sum(stats.num_records(a.stats) or 0 for a in adds)
     removes: list[RemoveFile] = []
-    if exists and save_mode == "Overwrite":
-        spark = df.sparkSession
+    if overwrite:
         removes, kept = overwrite_removes(txn, spark, root, adds, condition, dynamic, opts, now)
         adds.extend(kept)
     return commit_write(
@@ -414,13 +204,13 @@ def write_delta(
         plan.metadata,
         adds,
         removes,
-        save_mode,
+        mode,
         partition_by,
         opts,
         now,
-        written.num_records,
+        rows,
         before_commit,
-        dynamic=bool(dynamic and partition_columns),
+        dynamic=bool(dynamic and columns),
     )
 
 
@@ -495,7 +285,7 @@ def create_table(
     metadata = Metadata(
         id=str(uuid.uuid4()),
         schema_string=schemas.dumps(data),
-        partition_columns=_resolve(partition_by, data, root),
+        partition_columns=resolve_partitioning(partition_by, data, root),
         configuration=config,
         description=description,
         created_time=txn.clock(),
@@ -514,6 +304,7 @@ def create_table(
     return txn.commit([table_protocol, metadata], operation)
 
 
+@rule("TXN.APPEND_ONLY")
 def assert_removable(txn: OptimisticTransaction, root: str) -> None:
     """delta-spark's assertRemovable, before any data is written: append-only tables refuse
     overwrites and DML (TXN.APPEND_ONLY checks it again at commit)."""
@@ -526,53 +317,6 @@ def assert_removable(txn: OptimisticTransaction, root: str) -> None:
             table=root,
             version=txn.read_version,
         )
-
-
-def overwrite_removes(
-    txn: OptimisticTransaction,
-    spark: SparkSession | None,
-    root: str,
-    adds: list[AddFile],
-    condition: conditions.Condition | None,
-    dynamic: bool,
-    opts: WriteOptions,
-    now: int,
-) -> tuple[list[RemoveFile], list[AddFile]]:
-    """The removes (and rewritten files) of an overwrite, recording what it read."""
-    assert txn.snapshot is not None
-    snapshot = txn.snapshot
-    metadata = snapshot.metadata
-    columns = metadata.partition_columns
-    change = opts.data_change
-    if dynamic and columns:
-        written = {tuple(a.partition_values.get(c) for c in columns) for a in adds}
-        predicate = conditions.partition_tuples_predicate(columns, written)
-        txn.track_read_predicate(predicate)
-        gone = rewrite.candidates(snapshot, [predicate])
-        return [rewrite.remove(f, now, data_change=change) for f in gone], []
-    if condition is None:
-        return [rewrite.remove(f, now, data_change=change) for f in txn.filter_files()], []
-    if condition.only_over(columns) and all(c.expr is not None for c in condition.conjuncts):
-        schema = predicates.PartitionSchema.of(metadata)
-        predicate = predicates.conjoin(condition.filters())
-        hits = predicates.matching(predicate, [a.partition_values for a in adds], schema)
-        outside = [a for a, hit in zip(adds, hits, strict=True) if not hit]
-        if outside:
-            rewrite.discard(root, adds)
-            raise ReplaceWhereMismatchError(
-                f"Data written out does not match replaceWhere '{opts.replace_where}'. Invalid "
-                f"data would be written to partitions {outside[0].partition_values}",
-                table=root,
-            )
-        gone = txn.filter_files(condition.filters())
-        # whole files by partition: delta-spark 4.4.0 keeps their stats, as its DELETE does
-        return [rewrite.remove(f, now, data_change=change, with_stats=True) for f in gone], []
-    # data columns (v1.1.0+): delete the matching rows as DELETE does, in this transaction
-    assert spark is not None
-    read = rewrite.read_candidates(txn, condition)
-    hit = rewrite.touched(spark, root, snapshot, read, condition.sql)
-    kept = rewrite.rewrite_without(spark, root, snapshot, hit, condition.sql, change)
-    return [rewrite.remove(f, now, data_change=change) for f in hit], kept
 
 
 class DeltaWriter:
