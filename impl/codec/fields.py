@@ -252,8 +252,7 @@ def object_kind(table: FieldTable) -> Kind:
     """The kind of a nested JSON object described by ``table`` (a deletion vector, a format)."""
 
     def read(where: str, name: str, value: Any) -> Any:
-        if type(value) is not dict:
-            raise bad(where, name, value, "an object")
-        return table.decode(f"{where}.{name}", value)
+        inside = f"{where}.{name}"
+        return table.decode(inside, json_object(inside, value))
 
     return Kind("an object", read, write=table.encode)
