@@ -50,13 +50,14 @@ def json_object(where: str, value: object) -> dict[str, Any]:
 class Kind:
     """How the values of one sort of field are read and written.
 
-    ``plain``: a JSON value of exactly this Python type is taken as it is, without calling
-    ``read`` (the fast path of strings and booleans). ``write`` shapes the attribute's value for
-    JSON (``None``: written as it is)."""
+    ``accepts``: a Python condition on ``{v}``, true only of a value ``read`` returns unchanged;
+    the decoders written out for a table test it inline and call ``read`` only when it fails (the
+    fast path of strings, booleans and longs). ``write`` shapes the attribute's value for JSON
+    (``None``: written as it is)."""
 
     expected: str
     read: Reader
-    plain: type | None = None
+    accepts: str | None = None
     write: Callable[[Any], Any] | None = None
 
 
@@ -127,10 +128,12 @@ def _read_string_list(where: str, name: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-STRING: Final = Kind("a string", _read_string, plain=str)
-LONG: Final = Kind("a 64-bit integer", _read_long)
+STRING: Final = Kind("a string", _read_string, "type({v}) is str")
+LONG: Final = Kind(
+    "a 64-bit integer", _read_long, f"type({{v}}) is int and {_LONG_MIN} <= {{v}} <= {_LONG_MAX}"
+)
 INT: Final = Kind("a 32-bit integer", _read_int)
-BOOLEAN: Final = Kind("a boolean", _read_boolean, plain=bool)
+BOOLEAN: Final = Kind("a boolean", _read_boolean, "type({v}) is bool")
 STRING_MAP: Final = Kind("an object of strings", _read_string_map)
 STRING_LIST: Final = Kind("an array of strings", _read_string_list)  # a tuple writes as an array
 PARTITION_VALUES: Final = Kind("an object", _read_partition_values)
@@ -198,9 +201,10 @@ def _compile_decoder(cls: type, fields: tuple[Field, ...]) -> Decoder:
     env: dict[str, Any] = {"cls": cls, "missing": _missing}
     source = ["def decode(where, body):", "    get = body.get"]
     for i, f in enumerate(fields):
-        env |= {f"read{i}": f.kind.read, f"plain{i}": f.kind.plain, f"kind{i}": f.kind}
+        env |= {f"read{i}": f.kind.read, f"kind{i}": f.kind}
         read = f"v{i} = read{i}(where, {f.name!r}, v{i})"
-        checks = [f"if type(v{i}) is not plain{i}:", f"    {read}"] if f.kind.plain else [read]
+        accepts = f.kind.accepts
+        checks = [f"if not ({accepts.format(v=f'v{i}')}):", f"    {read}"] if accepts else [read]
         source.append(f"    v{i} = get({f.name!r})")
         if f.required:
             source.append(f"    if v{i} is None: raise missing(where, {f.name!r}, body, kind{i})")
