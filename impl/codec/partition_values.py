@@ -37,10 +37,10 @@ def _decimal_type(spark_type: str) -> tuple[int, int] | None:
     return (int(match[1]), int(match[2])) if match else None
 
 
-Codec = TypeVar("Codec")
+Entry = TypeVar("Entry")
 
 
-def _by_type(table: dict[str, Codec], decimal: Codec, spark_type: str) -> tuple[str, Codec]:
+def _by_type(table: dict[str, Entry], decimal: Entry, spark_type: str) -> tuple[str, Entry]:
     """The normalised type name and its entry in ``table`` (``decimal`` for decimal types)."""
     kind = spark_type.strip().lower()
     found = table.get(kind)
@@ -53,7 +53,7 @@ def _by_type(table: dict[str, Codec], decimal: Codec, spark_type: str) -> tuple[
 
 # --- encoding: value -> string -----------------------------------------------------------------
 
-Encoder = Callable[[Any, str, bool], str | None]
+ValueEncoder = Callable[[Any, str, bool], str | None]
 """``encode(value, kind, utc_timestamp)`` for a non-null value of Spark type ``kind``."""
 
 
@@ -131,7 +131,7 @@ def _encode_decimal(value: Any, kind: str, utc: bool) -> str:
     return format(abs(scaled) if scaled.is_zero() else scaled, "f")
 
 
-_ENCODERS: Final[dict[str, Encoder]] = {
+_ENCODERS: Final[dict[str, ValueEncoder]] = {
     "string": _encode_string,
     **dict.fromkeys(_INTEGRAL_RANGES, _encode_integral),
     "float": _encode_floating,
@@ -168,7 +168,7 @@ def encode_partition_value(
 
 # --- decoding: string -> value -----------------------------------------------------------------
 
-Decoder = Callable[[str, str], Any]
+ValueDecoder = Callable[[str, str], Any]
 """``decode(raw, kind)`` for a non-empty string of Spark type ``kind``."""
 
 
@@ -252,7 +252,7 @@ def _decode_timestamp(raw: str, kind: str) -> datetime:
     return (moment - sign * offset).replace(tzinfo=UTC)
 
 
-_DECODERS: Final[dict[str, Decoder]] = {
+_DECODERS: Final[dict[str, ValueDecoder]] = {
     "string": _decode_string,
     **dict.fromkeys(_INTEGRAL_RANGES, _decode_integral),
     "float": _decode_floating,
