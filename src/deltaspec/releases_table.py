@@ -87,3 +87,19 @@ def render_table() -> str:
     """The release profiles table of spec/README.md, as Markdown."""
     body = ("| " + " | ".join(row[c] for c in TABLE_COLUMNS) + " |" for row in profile_rows())
     return "\n".join((*TABLE_HEADER, *body))
+
+
+def with_table(readme: str) -> str:
+    """``readme`` (spec/README.md) with its release profiles table replaced by
+    :func:`render_table`."""
+    lines = readme.splitlines()
+    start = lines.index(TABLE_HEADER[0])
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    rendered = [*lines[:start], *render_table().splitlines(), *lines[end:]]
+    return "\n".join(rendered) + ("\n" if readme.endswith("\n") else "")
+
+
+if __name__ == "__main__":  # python -m deltaspec.releases_table: regenerate the README table
+    entry = resources.files("deltaspec.spec") / "README.md"
+    with resources.as_file(entry) as path:
+        path.write_text(with_table(path.read_text(encoding="utf-8")), encoding="utf-8")
