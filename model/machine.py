@@ -170,7 +170,7 @@ def _after_collision(machine: Machine, name: str, writer: Writer) -> Machine:
         conflict = Conflict(ConflictKind.CONCURRENT_MODIFICATION, writer.attempt_version)
         return _finish(machine, name, writer, conflict)
     collided = replace(writer, collisions=writer.collisions + 1, must_resolve=True)
-    if profile.bounded_retries and collided.collisions > profile.max_commit_attempts:
+    if profile.has("bounded_retries") and collided.collisions > profile.max_commit_attempts:
         return _finish(machine, name, collided, Rejected(ErrorKind.MAX_COMMIT_RETRIES_EXCEEDED))
     return machine._with(name, collided)
 
