@@ -4,7 +4,7 @@ The table is partitioned by ``p`` into 100 partitions. The transaction is a Seri
 in partition 0: it read ``p = 0`` (a read predicate and the 10 files it matched) and removes
 one of them. Each winner is a blind append of 1,000 files spread over partitions 1..99, so no
 winner conflicts and every check runs to its end: the append check must test every winning add
-against the read predicate. Ours is ``deltaspec.impl.txn.conflicts.check_winning_commit`` (the
+against the read predicate. Ours is ``deltaspec.impl.txn.conflicts.check_winner`` (the
 production path, vectorised with pyarrow); the naive baseline is the model's
 ``deltaspec.model.conflicts.check_winner`` (the executable spec: every add's partition row is
 built and the predicate evaluated in plain Python, one add at a time). Both get already decoded
@@ -28,12 +28,12 @@ from benchmarks.tables import SCHEMA
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol, RemoveFile
 from deltaspec.impl.predicates import expr
-from deltaspec.impl.table.releases import Release
+from deltaspec.impl.table.releases import Profile as ImplProfile
 from deltaspec.impl.txn.conflicts import (
     CurrentTransactionInfo,
     ReadSet,
     WinningCommit,
-    check_winning_commit,
+    check_winner,
 )
 from deltaspec.model import conflicts as model_conflicts
 from deltaspec.model import machine as model_machine
@@ -90,7 +90,7 @@ class Workload:
             protocol=protocol,
             metadata=metadata,
         )
-        self.release = Release()
+        self.release = ImplProfile()
         # --- the model's side
         model_metadata = ModelMetadata("bench", SCHEMA, ("p",))
         base = [ModelAdd(path, pairs({"p": str(p)}), size) for path, p, size in read_files]
@@ -138,7 +138,7 @@ class Workload:
         current = self.current
         start = time.perf_counter()
         for winner in winners:
-            current = check_winning_commit(current, winner, self.release)
+            current = check_winner(current, winner, self.release)
         return time.perf_counter() - start
 
     def check_model(self, count: int) -> float:

@@ -2,13 +2,28 @@
 
 Every error names what it can of the table path, the version and the file
 involved. ``kind`` is the neutral name used by spec/data/conflict_kinds.json
-and the scenario vectors; ``error_class`` is delta-spark's where one exists.
+and the scenario vectors. For a kind that table lists with a delta-spark error
+class, ``error_class`` and ``sqlstate`` are read from it (the one source); the
+other errors name their own.
 """
 
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any, ClassVar
+
+KINDS_FILE = "conflict_kinds.json"
+
+
+def spec_kinds() -> dict[str, dict[str, Any]]:
+    """Kind → its row of spec/data/conflict_kinds.json (conflicts and errors alike)."""
+    entry = resources.files("deltaspec.spec") / "data" / KINDS_FILE
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    return {**data["conflicts"], **data["errors"]}
+
+
+_SPEC_KINDS = spec_kinds()
 
 
 class DeltaError(Exception):
@@ -17,6 +32,15 @@ class DeltaError(Exception):
     error_class: ClassVar[str] = "DELTA_ERROR"
     kind: ClassVar[str] = "DELTA_ERROR"
     sqlstate: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass declaring a ``kind`` with a delta-spark error class in the spec's table
+        takes its ``error_class`` and ``sqlstate`` from there."""
+        super().__init_subclass__(**kwargs)
+        row = _SPEC_KINDS.get(cls.__dict__.get("kind", ""))
+        if row is not None and row["error_class"] is not None:
+            cls.error_class = row["error_class"]
+            cls.sqlstate = row["sqlstate"]
 
     def __init__(
         self,
@@ -48,14 +72,12 @@ class DeltaError(Exception):
 
 
 class TableNotFoundError(DeltaError):
-    error_class = "DELTA_TABLE_NOT_FOUND"
     kind = "TABLE_NOT_FOUND"
 
 
 class VersionNotFoundError(DeltaError):
     """Time travel to a version the log cannot reconstruct."""
 
-    error_class = "DELTA_VERSION_NOT_FOUND"
     kind = "VERSION_NOT_FOUND"
 
 
@@ -148,17 +170,14 @@ class CommitValidationError(DeltaError):
 
 
 class MetadataAbsentError(CommitValidationError):
-    error_class = "DELTA_METADATA_ABSENT"
     kind = "METADATA_ABSENT"
 
 
 class AppendOnlyViolationError(CommitValidationError):
-    error_class = "DELTA_CANNOT_MODIFY_APPEND_ONLY"
     kind = "APPEND_ONLY_VIOLATION"
 
 
 class DuplicateActionsError(CommitValidationError):
-    error_class = "DELTA_DUPLICATE_ACTIONS_FOUND"
     kind = "DUPLICATE_ACTIONS"
 
 
@@ -178,22 +197,18 @@ class ProtocolChangedTwiceError(CommitValidationError):
 
 
 class InvalidPartitioningSchemaError(CommitValidationError):
-    error_class = "DELTA_INVALID_PARTITIONING_SCHEMA"
     kind = "INVALID_PARTITIONING_SCHEMA"
 
 
 class ProtocolDowngradeError(CommitValidationError):
-    error_class = "DELTA_INVALID_PROTOCOL_DOWNGRADE"
     kind = "PROTOCOL_DOWNGRADE"
 
 
 class DomainMetadataUnsupportedError(CommitValidationError):
-    error_class = "DELTA_DOMAIN_METADATA_NOT_SUPPORTED"
     kind = "DOMAIN_METADATA_UNSUPPORTED"
 
 
 class DuplicateDomainMetadataError(CommitValidationError):
-    error_class = "DELTA_DUPLICATE_DOMAIN_METADATA_INTERNAL_ERROR"
     kind = "DUPLICATE_DOMAIN_METADATA"
 
 
@@ -216,14 +231,12 @@ class UnsupportedWriterProtocolError(CommitValidationError):
 class InvalidTablePropertyError(CommitValidationError):
     """A ``delta.*`` table property with a value it cannot have (TXN.TABLE_PROPERTIES)."""
 
-    error_class = "DELTA_INVALID_TABLE_PROPERTY_VALUE"
     kind = "INVALID_TABLE_PROPERTY"
 
 
 class InvalidIsolationLevelError(InvalidTablePropertyError):
     """``delta.isolationLevel`` naming no isolation level (TXN.TABLE_PROPERTIES)."""
 
-    error_class = "DELTA_INVALID_ISOLATION_LEVEL"
     kind = "INVALID_ISOLATION_LEVEL"
 
 
@@ -264,9 +277,7 @@ class VacuumRetentionNegativeError(DeltaError):
 
 
 class MaxCommitRetriesExceededError(DeltaError):
-    error_class = "DELTA_MAX_COMMIT_RETRIES_EXCEEDED"
     kind = "MAX_COMMIT_RETRIES_EXCEEDED"
-    sqlstate = "40000"
 
 
 class DeltaConcurrentModificationException(DeltaError):
@@ -297,37 +308,30 @@ class DeltaConcurrentModificationException(DeltaError):
 
 
 class ProtocolChangedException(DeltaConcurrentModificationException):
-    error_class = "DELTA_PROTOCOL_CHANGED"
     kind = "PROTOCOL_CHANGED"
 
 
 class MetadataChangedException(DeltaConcurrentModificationException):
-    error_class = "DELTA_METADATA_CHANGED"
     kind = "METADATA_CHANGED"
 
 
 class ConcurrentTransactionException(DeltaConcurrentModificationException):
-    error_class = "DELTA_CONCURRENT_TRANSACTION"
     kind = "CONCURRENT_TRANSACTION"
 
 
 class ConcurrentAppendException(DeltaConcurrentModificationException):
-    error_class = "DELTA_CONCURRENT_APPEND"
     kind = "CONCURRENT_APPEND"
 
 
 class ConcurrentDeleteReadException(DeltaConcurrentModificationException):
-    error_class = "DELTA_CONCURRENT_DELETE_READ"
     kind = "CONCURRENT_DELETE_READ"
 
 
 class ConcurrentDeleteDeleteException(DeltaConcurrentModificationException):
-    error_class = "DELTA_CONCURRENT_DELETE_DELETE"
     kind = "CONCURRENT_DELETE_DELETE"
 
 
 class ConcurrentWriteException(DeltaConcurrentModificationException):
-    error_class = "DELTA_CONCURRENT_WRITE"
     kind = "CONCURRENT_WRITE"
 
 

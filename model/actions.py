@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from deltaspec.rules import rule
+
 Pairs = tuple[tuple[str, str | None], ...]
 StrPairs = tuple[tuple[str, str], ...]
 FileKey = tuple[str, str | None]
@@ -27,6 +29,7 @@ def as_dict(items: Pairs | StrPairs) -> dict[str, str | None]:
     return dict(items)
 
 
+@rule("ACTION.PROTOCOL")
 @dataclass(frozen=True)
 class Protocol:
     """ACTION.PROTOCOL. Features are None for legacy (pre table-features) versions."""
@@ -37,6 +40,7 @@ class Protocol:
     writer_features: frozenset[str] | None = None
 
 
+@rule("ACTION.METADATA")
 @dataclass(frozen=True)
 class Metadata:
     """ACTION.METADATA."""
@@ -54,6 +58,7 @@ class Metadata:
         return dict(self.configuration).get(key, default)
 
 
+@rule("ACTION.ADD")
 @dataclass(frozen=True)
 class AddFile:
     """ACTION.ADD."""
@@ -71,6 +76,7 @@ class AddFile:
         return (self.path, self.dv_id)
 
 
+@rule("ACTION.REMOVE")
 @dataclass(frozen=True)
 class RemoveFile:
     """ACTION.REMOVE."""
@@ -87,6 +93,7 @@ class RemoveFile:
         return (self.path, self.dv_id)
 
 
+@rule("ACTION.TXN")
 @dataclass(frozen=True)
 class SetTransaction:
     """ACTION.TXN."""
@@ -96,6 +103,7 @@ class SetTransaction:
     last_updated: int | None = None
 
 
+@rule("ACTION.DOMAIN_METADATA")
 @dataclass(frozen=True)
 class DomainMetadata:
     """ACTION.DOMAIN_METADATA."""
@@ -105,6 +113,7 @@ class DomainMetadata:
     removed: bool = False
 
 
+@rule("ACTION.CDC")
 @dataclass(frozen=True)
 class AddCDCFile:
     """ACTION.CDC: change-data files; never part of a snapshot's file set."""
@@ -115,6 +124,7 @@ class AddCDCFile:
     data_change: bool = False
 
 
+@rule("ACTION.COMMIT_INFO")
 @dataclass(frozen=True)
 class CommitInfo:
     """ACTION.COMMIT_INFO: the fields that matter to concurrency (TXN.COMMIT_INFO)."""

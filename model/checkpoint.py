@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from deltaspec.model.actions import Action, Commit, Metadata
 from deltaspec.model.snapshot import Snapshot, replay
+from deltaspec.rules import rule
 
 DAY_MS = 24 * 60 * 60 * 1000
 _UNITS_MS = {
@@ -39,18 +40,21 @@ def checkpoint_interval(metadata: Metadata | None) -> int:
     return int(_property(metadata, "delta.checkpointInterval", None) or DEFAULT_CHECKPOINT_INTERVAL)
 
 
+@rule("CHECKPOINT.INTERVAL", "CHECKPOINT.COMMITTED_VERSION")
 def needs_checkpoint(version: int, metadata: Metadata | None) -> bool:
     """CHECKPOINT.INTERVAL / CHECKPOINT.COMMITTED_VERSION: after committing ``version``,
     checkpoint that version when it is a non-zero multiple of the interval."""
     return version != 0 and version % checkpoint_interval(metadata) == 0
 
 
+@rule("RETENTION.TOMBSTONES")
 def min_file_retention_timestamp(metadata: Metadata | None, now: int) -> int:
     """RETENTION.TOMBSTONES: tombstones deleted at or before this time may be dropped."""
     retention = _property(metadata, "delta.deletedFileRetentionDuration", None)
     return now - interval_ms(retention or DEFAULT_TOMBSTONE_RETENTION)
 
 
+@rule("CHECKPOINT.CONTENTS", "RETENTION.SET_TRANSACTION")
 def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
     """CHECKPOINT.CONTENTS: protocol, metadata, app txns (RETENTION.SET_TRANSACTION), live adds,
     unexpired tombstones and live domain metadata; no commitInfo, no cdc."""
@@ -79,6 +83,7 @@ def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
     )
 
 
+@rule("CHECKPOINT.READ")
 def snapshot_from_checkpoint(
     version: int, actions: Sequence[Action], later: Sequence[Commit]
 ) -> Snapshot:
@@ -87,6 +92,7 @@ def snapshot_from_checkpoint(
     return replay(later, start=base)
 
 
+@rule("RETENTION.LOG")
 def expired_log_versions(
     timestamps: Sequence[int],
     checkpoint_version: int,

@@ -32,6 +32,7 @@ from deltaspec.model.predicates import evaluate
 from deltaspec.model.profiles import CheckOrder, Profile
 from deltaspec.model.transaction import PreparedCommit
 from deltaspec.model.values import partition_row, partition_schema
+from deltaspec.rules import rule
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ Verdict = PreparedCommit | Conflict
 Check = Callable[[PreparedCommit, WinningCommit, Profile], Verdict]
 
 
+@rule("CONFLICT.PROTOCOL")
 def check_protocol(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.PROTOCOL: a winner's protocol is adopted, unless the transaction also commits
     a protocol or (v3.0.0+) the winner removes features."""
@@ -96,18 +98,19 @@ def check_protocol(current: PreparedCommit, winner: WinningCommit, profile: Prof
     if current.has_protocol:
         return Conflict(ConflictKind.PROTOCOL_CHANGED, winner.version)
     read_protocol = current.txn.read_snapshot.protocol
-    if profile.feature_removal_conflicts and features.removes_features(
+    if profile.has("feature_protocols") and features.removes_features(
         winner.protocol, read_protocol
     ):
         return Conflict(ConflictKind.PROTOCOL_CHANGED, winner.version)
     return rebased
 
 
+@rule("CONFLICT.METADATA", "CONFLICT.METADATA_RESOLUTION")
 def check_metadata(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.METADATA (before v4.1.0) or CONFLICT.METADATA_RESOLUTION (v4.1.0+)."""
     if not winner.metadata_updates:
         return current
-    if not profile.metadata_resolution or current.metadata_changed:
+    if not profile.has("metadata_resolution") or current.metadata_changed:
         return Conflict(ConflictKind.METADATA_CHANGED, winner.version)
     adopted = winner.metadata_updates[0]
     if current.metadata is None or not _metadata_change_resolvable(
@@ -200,7 +203,7 @@ def _metadata_change_resolvable(
         old_conf, new_conf = as_dict(old.configuration), as_dict(new.configuration)
         if old_conf.keys() - new_conf.keys():
             return False
-        allowed = _ALLOWED_KEYS_V43 if profile.since(4, 3) else _ALLOWED_KEYS_V41
+        allowed = _ALLOWED_KEYS_V43 if profile.has("more_resolvable_keys") else _ALLOWED_KEYS_V41
         changed = {k: v for k, v in new_conf.items() if old_conf.get(k, None) != v}
         if not changed.keys() <= allowed:
             return False
@@ -210,6 +213,7 @@ def _metadata_change_resolvable(
     return "schema_string" not in differing or _schema_change_resolvable(old, new)
 
 
+@rule("CONFLICT.DOMAIN")
 def check_domains(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.DOMAIN: both commit the same domain (the row-tracking domain excepted)."""
     if not features.supports(current.protocol, "domainMetadata"):
@@ -224,6 +228,7 @@ def check_domains(current: PreparedCommit, winner: WinningCommit, profile: Profi
     return current
 
 
+@rule("CONFLICT.APP_TXN")
 def check_app_txns(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.APP_TXN: the winner wrote a SetTransaction for an app id this transaction read."""
     if any(t.app_id in current.txn.reads.app_ids for t in winner.app_txns):
@@ -231,6 +236,7 @@ def check_app_txns(current: PreparedCommit, winner: WinningCommit, profile: Prof
     return current
 
 
+@rule("CONFLICT.APPEND_CANDIDATES")
 def candidate_adds(
     current: PreparedCommit, winner: WinningCommit, profile: Profile
 ) -> tuple[AddFile, ...]:
@@ -241,12 +247,13 @@ def candidate_adds(
         case IsolationLevel.SERIALIZABLE:
             return winner.added_files
         case IsolationLevel.WRITE_SERIALIZABLE:
-            sees_blind = profile.since(1, 2) and current.metadata_changed
+            sees_blind = profile.has("downgrade_v12") and current.metadata_changed
             if winner.is_blind_append and not sees_blind:
                 return ()
             return winner.added_files
 
 
+@rule("CONFLICT.APPEND_MATCH", "CONFLICT.APPEND_SHORTCUTS")
 def check_added_files(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.APPEND_MATCH with CONFLICT.APPEND_SHORTCUTS (v3.1.0+)."""
     candidates = candidate_adds(current, winner, profile)
@@ -255,13 +262,13 @@ def check_added_files(current: PreparedCommit, winner: WinningCommit, profile: P
     reads = current.txn.reads
     read_snapshot = current.txn.read_snapshot
     conflict = Conflict(ConflictKind.CONCURRENT_APPEND, winner.version)
-    if profile.append_shortcuts:
+    if profile.has("append_shortcuts"):
         if current.is_blind_append:
             return current
         if reads.whole_table or not read_snapshot.partition_columns:
             return conflict
     schema_source = (
-        read_snapshot.metadata if profile.read_time_partition_schema else current.metadata
+        read_snapshot.metadata if profile.has("read_time_partition_schema") else current.metadata
     )
     if schema_source is None:
         return current
@@ -274,6 +281,7 @@ def check_added_files(current: PreparedCommit, winner: WinningCommit, profile: P
     return current
 
 
+@rule("CONFLICT.DELETE_READ", "CONFLICT.DELETE_READ_WHOLE_TABLE")
 def check_deleted_vs_read(
     current: PreparedCommit, winner: WinningCommit, profile: Profile
 ) -> Verdict:
@@ -281,11 +289,12 @@ def check_deleted_vs_read(
     removed = {r.path for r in winner.removed_files}
     if removed & current.txn.reads.file_paths:
         return Conflict(ConflictKind.CONCURRENT_DELETE_READ, winner.version)
-    if removed and current.txn.reads.whole_table and profile.whole_table_delete_read:
+    if removed and current.txn.reads.whole_table and profile.has("whole_table_delete_read"):
         return Conflict(ConflictKind.CONCURRENT_DELETE_READ, winner.version)
     return current
 
 
+@rule("CONFLICT.DELETE_DELETE")
 def check_deleted_vs_deleted(
     current: PreparedCommit, winner: WinningCommit, profile: Profile
 ) -> Verdict:
@@ -296,6 +305,7 @@ def check_deleted_vs_deleted(
     return current
 
 
+@rule("CONFLICT.LEGACY_WRITE")
 def check_legacy_write(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.LEGACY_WRITE (v0.2.0–v0.4.x): the transaction read files, the winner wrote any."""
     if current.txn.reads.depends_on_files and winner.has_file_actions:
@@ -303,11 +313,13 @@ def check_legacy_write(current: PreparedCommit, winner: WinningCommit, profile: 
     return current
 
 
+@rule("CONFLICT.ANY_COMMIT_V01")
 def check_any_commit(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.ANY_COMMIT_V01: v0.1.0 fails on any concurrent commit."""
     return Conflict(ConflictKind.CONCURRENT_MODIFICATION, winner.version)
 
 
+@rule("CONFLICT.ORDER_V02", "CONFLICT.ORDER_V05", "CONFLICT.ORDER_V32")
 def check_order(profile: Profile) -> tuple[Check, ...]:
     """CONFLICT.ORDER_V02, CONFLICT.ORDER_V05 (domains last in v3.0–v3.1), CONFLICT.ORDER_V32."""
     match profile.check_order:
@@ -324,7 +336,7 @@ def check_order(profile: Profile) -> tuple[Check, ...]:
                 check_deleted_vs_deleted,
                 check_app_txns,
             )
-            return (*files_first, check_domains) if profile.domain_metadata else files_first
+            return (*files_first, check_domains) if profile.has("domain_metadata") else files_first
         case CheckOrder.CHEAP_FIRST:
             return (
                 check_protocol,
@@ -338,6 +350,7 @@ def check_order(profile: Profile) -> tuple[Check, ...]:
     raise AssertionError(profile.check_order)
 
 
+@rule("CONFLICT.PER_WINNER")
 def check_winner(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
     """CONFLICT.PER_WINNER: run the profile's checks in order against one winning commit."""
     for check in check_order(profile):

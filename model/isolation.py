@@ -8,10 +8,12 @@ from enum import Enum
 from deltaspec.model.actions import Action, CommitInfo, DomainMetadata, Metadata, is_file_action
 from deltaspec.model.profiles import IsolationRule, Profile
 from deltaspec.model.properties import isolation_level_name
+from deltaspec.rules import rule
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 
 
+@rule("ISOLATION.LEVELS")
 class IsolationLevel(Enum):
     """ISOLATION.LEVELS, strongest first."""
 
@@ -20,9 +22,10 @@ class IsolationLevel(Enum):
     SNAPSHOT_ISOLATION = "SnapshotIsolation"
 
 
+@rule("ISOLATION.TABLE_DEFAULT")
 def table_level(metadata: Metadata | None, profile: Profile) -> IsolationLevel:
     """ISOLATION.TABLE_DEFAULT: ``delta.isolationLevel`` (read since v2.1.0), else Serializable."""
-    if metadata is None or not profile.table_isolation_property:
+    if metadata is None or not profile.has("table_isolation_property"):
         return IsolationLevel.SERIALIZABLE
     declared = metadata.property("delta.isolationLevel", IsolationLevel.SERIALIZABLE.value)
     # compared case-insensitively (TXN.TABLE_PROPERTIES); a commit setting an unknown name is
@@ -34,10 +37,11 @@ def _counts_as_non_file(action: Action, profile: Profile) -> bool:
     if isinstance(action, CommitInfo) or is_file_action(action):
         return False
     is_row_tracking = isinstance(action, DomainMetadata) and action.domain == ROW_TRACKING_DOMAIN
-    return not (is_row_tracking and profile.since(3, 0))
+    return not (is_row_tracking and profile.has("domain_metadata"))
 
 
-def level_to_use(
+@rule("ISOLATION.NONE", "ISOLATION.DOWNGRADE_V05", "ISOLATION.DOWNGRADE")
+def isolation_level(
     actions: Iterable[Action],
     changes_data: bool,
     metadata: Metadata | None,

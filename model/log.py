@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from deltaspec.model.actions import Action, Commit
 from deltaspec.model.snapshot import Snapshot, apply_commit
+from deltaspec.rules import rule
 
 
+@rule("LOG.COMMIT_FILE_NAME")
 def commit_file_name(version: int) -> str:
     """LOG.COMMIT_FILE_NAME: ``_delta_log/`` + the version as 20 digits + ``.json``."""
     if version < 0:
@@ -24,10 +26,12 @@ class Log:
     checkpoints: tuple[int, ...] = ()
 
     @property
+    @rule("LOG.LISTING", "LOG.NEW_TABLE")
     def latest_version(self) -> int:
         """LOG.LISTING / LOG.NEW_TABLE: the highest version, -1 while no table exists."""
         return len(self.commits) - 1
 
+    @rule("SNAPSHOT.TIME_TRAVEL")
     def snapshot(self, version: int | None = None) -> Snapshot | None:
         """SNAPSHOT.TIME_TRAVEL: the state at ``version`` (default latest); None if absent."""
         if version is None:
@@ -38,6 +42,7 @@ class Log:
             return None
         return self.snapshots[version]
 
+    @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY", "LOG.CONTIGUITY")
     def put_if_absent(
         self, version: int, actions: tuple[Action, ...], timestamp: int
     ) -> Log | None:

@@ -27,6 +27,7 @@ from deltaspec.model.outcomes import (
 )
 from deltaspec.model.profiles import Profile
 from deltaspec.model.transaction import Operation, PreparedCommit, Transaction, prepare
+from deltaspec.rules import rule
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def _finish(machine: Machine, name: str, writer: Writer, outcome: Outcome) -> Ma
     return machine._with(name, replace(writer, outcome=outcome))
 
 
+@rule("RETRY.NEXT_VERSION")
 def resolve(machine: Machine, name: str) -> Machine:
     """RETRY.NEXT_VERSION / CONFLICT.PER_WINNER: check every commit from the attempt version to
     the latest, in order, carrying the rebased transaction; then aim past the latest."""
@@ -126,6 +128,7 @@ def resolve(machine: Machine, name: str) -> Machine:
     return machine._with(name, resolved)
 
 
+@rule("RETRY.ATTEMPT_VERSION")
 def try_write(machine: Machine, name: str, now: int) -> Machine:
     """One pass of the commit loop: resolve if a collision is pending, then put-if-absent.
 
@@ -155,12 +158,19 @@ def try_write(machine: Machine, name: str, now: int) -> Machine:
         return _finish(
             machine._with(name, writer, log), name, writer, Committed(writer.attempt_version)
         )
+    return _after_collision(machine, name, writer)
+
+
+@rule("RETRY.NONE_V01", "RETRY.MAX_ATTEMPTS", "RETRY.UNBOUNDED")
+def _after_collision(machine: Machine, name: str, writer: Writer) -> Machine:
+    """A lost race: v0.1.0 fails; later releases resolve and retry, at most maxCommitAttempts
+    times since v0.8.0, without a bound before."""
     profile = machine.profile
-    if not profile.retries:
+    if not profile.has("retries"):
         conflict = Conflict(ConflictKind.CONCURRENT_MODIFICATION, writer.attempt_version)
         return _finish(machine, name, writer, conflict)
     collided = replace(writer, collisions=writer.collisions + 1, must_resolve=True)
-    if profile.bounded_retries and collided.collisions > profile.max_commit_attempts:
+    if profile.has("bounded_retries") and collided.collisions > profile.max_commit_attempts:
         return _finish(machine, name, collided, Rejected(ErrorKind.MAX_COMMIT_RETRIES_EXCEEDED))
     return machine._with(name, collided)
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from deltaspec.rules import rule
 
+
+@rule("CONFLICT.KINDS")
 class ConflictKind(Enum):
     """CONFLICT.KINDS: one per delta-spark concurrent-modification exception."""
 

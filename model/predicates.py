@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltaspec.model.values import Value, read_value
+from deltaspec.rules import rule
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class PredicateError(ValueError):
     """A predicate that is not well formed."""
 
 
+@rule("PREDICATE.LANGUAGE")
 def parse(form: Sequence[Any]) -> Predicate:
     """Read the prefix form of spec/scenarios.md (PREDICATE.LANGUAGE)."""
     if not form:
@@ -152,6 +154,7 @@ def conjunction(parts: Iterable[Predicate]) -> Predicate:
     return items[0] if len(items) == 1 else And(items)
 
 
+@rule("PREDICATE.PARTITION_ONLY")
 def partition_only(filters: Iterable[Predicate], partition_columns: Iterable[str]) -> Predicate:
     """PREDICATE.PARTITION_ONLY: AND of the filters that mention partition columns only.
 
@@ -191,6 +194,7 @@ def _spark_order(value: Value) -> Any:
     return value
 
 
+@rule("PREDICATE.NULLS")
 def evaluate(
     predicate: Predicate, row: Mapping[str, Value | None], types: Mapping[str, str]
 ) -> bool | None:

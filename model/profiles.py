@@ -1,7 +1,7 @@
 """Release profiles: which rule set a delta-spark release runs (spec/README.md).
 
-A profile is derived from a release number; each flag names the release that
-introduced the behaviour, so the table reads like the spec's release column.
+A profile is derived from a release number; which release has which behaviour is read from
+spec/data/releases.json (``Profile.has``), the one source the impl reads too.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from deltaspec.releases_table import behaviours, latest_release, parse_release
+
 Release = tuple[int, int, int]
-LATEST: Release = (4, 4, 0)
+LATEST: Release = latest_release()
 
 
 class CheckOrder(Enum):
@@ -28,11 +30,6 @@ class IsolationRule(Enum):
     V12 = "v1.2"  # ISOLATION.DOWNGRADE
 
 
-def parse_release(text: str) -> Release:
-    major, minor, patch = (int(part) for part in text.split("."))
-    return (major, minor, patch)
-
-
 @dataclass(frozen=True)
 class Profile:
     """The behaviour of one delta-spark release, plus the session confs the spec models."""
@@ -44,104 +41,28 @@ class Profile:
     def since(self, major: int, minor: int, patch: int = 0) -> bool:
         return self.release >= (major, minor, patch)
 
+    def has(self, behaviour: str) -> bool:
+        """Whether this release has ``behaviour`` (a name in spec/data/releases.json)."""
+        return behaviours()[behaviour].holds_in(self.release)
+
     @property
     def check_order(self) -> CheckOrder:
-        if not self.since(0, 2):
+        if not self.has("retries"):
             return CheckOrder.ANY_COMMIT
-        if not self.since(0, 5):
+        if not self.has("fine_grained_conflicts"):
             return CheckOrder.LEGACY_WRITE
-        return CheckOrder.CHEAP_FIRST if self.since(3, 2) else CheckOrder.FILES_FIRST
+        return CheckOrder.CHEAP_FIRST if self.has("cheap_checks_first") else CheckOrder.FILES_FIRST
 
     @property
     def isolation_rule(self) -> IsolationRule:
-        if not self.since(0, 5):
+        if not self.has("fine_grained_conflicts"):
             return IsolationRule.NONE
-        return IsolationRule.V12 if self.since(1, 2) else IsolationRule.V05
-
-    @property
-    def retries(self) -> bool:
-        """RETRY.NONE_V01."""
-        return self.since(0, 2)
+        return IsolationRule.V12 if self.has("downgrade_v12") else IsolationRule.V05
 
     @property
     def bounded_retries(self) -> bool:
         """RETRY.MAX_ATTEMPTS (v0.8.0+) vs RETRY.UNBOUNDED."""
-        return self.since(0, 8)
-
-    @property
-    def whole_table_delete_read(self) -> bool:
-        """CONFLICT.DELETE_READ_WHOLE_TABLE."""
-        return self.since(0, 8)
-
-    @property
-    def append_shortcuts(self) -> bool:
-        """CONFLICT.APPEND_SHORTCUTS."""
-        return self.since(3, 1)
-
-    @property
-    def read_time_partition_schema(self) -> bool:
-        """PREDICATE.TYPING: read-time partition schema (v2.1.0+)."""
-        return self.since(2, 1)
-
-    @property
-    def domain_metadata(self) -> bool:
-        """CONFLICT.DOMAIN, TXN.DOMAIN_METADATA."""
-        return self.since(3, 0)
-
-    @property
-    def feature_removal_conflicts(self) -> bool:
-        """CONFLICT.PROTOCOL: a winner that removes features."""
-        return self.since(3, 0)
-
-    @property
-    def metadata_resolution(self) -> bool:
-        """CONFLICT.METADATA_RESOLUTION."""
-        return self.since(4, 1)
-
-    @property
-    def empty_commit_skip(self) -> bool:
-        """TXN.EMPTY_COMMIT: commitIfNeeded exists."""
-        return self.since(2, 3)
-
-    @property
-    def commit_info_last(self) -> bool:
-        """TXN.COMMIT_INFO: commitInfo written last in v1.1.0–v2.1.x."""
-        return self.since(1, 1) and not self.since(2, 2)
-
-    @property
-    def records_isolation_level(self) -> bool:
-        """ISOLATION.RECORDED."""
-        return self.since(1, 1)
-
-    @property
-    def table_isolation_property(self) -> bool:
-        """ISOLATION.TABLE_DEFAULT: delta.isolationLevel is read (v2.1.0+)."""
-        return self.since(2, 1)
-
-    @property
-    def commit_validation(self) -> bool:
-        """TXN.FIRST_COMMIT (metadata required) and TXN.PARTITION_COLUMNS, v0.7.0+."""
-        return self.since(0, 7)
-
-    @property
-    def protocol_downgrade_check(self) -> bool:
-        """TXN.PROTOCOL_DOWNGRADE: checked when committing since v0.8.0."""
-        return self.since(0, 8)
-
-    @property
-    def set_transaction_dedup(self) -> bool:
-        """TXN.SET_TRANSACTION_DEDUP."""
-        return self.since(2, 1)
-
-    @property
-    def single_protocol_check(self) -> bool:
-        """TXN.SINGLE_PROTOCOL."""
-        return self.since(2, 3)
-
-    @property
-    def duplicate_action_check(self) -> bool:
-        """TXN.DUPLICATE_ACTIONS."""
-        return self.since(4, 3)
+        return self.has("bounded_retries")
 
 
 def profile(release: str | None = None, **confs: int | bool) -> Profile:

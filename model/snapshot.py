@@ -16,6 +16,7 @@ from deltaspec.model.actions import (
     RemoveFile,
     SetTransaction,
 )
+from deltaspec.rules import rule
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Snapshot:
         return () if self.metadata is None else self.metadata.partition_columns
 
 
+@rule("SNAPSHOT.CANONICAL_PATH")
 def canonical_path(path: str) -> str:
     """SNAPSHOT.CANONICAL_PATH: a relative path without its ``.`` and empty segments; an
     absolute path or a URI (``scheme:``) as written."""
@@ -57,6 +59,14 @@ def canonical_path(path: str) -> str:
     return "/".join(kept) if kept else path
 
 
+@rule(
+    "SNAPSHOT.RECONCILE",
+    "SNAPSHOT.FILE_KEY",
+    "SNAPSHOT.TOMBSTONES",
+    "SNAPSHOT.PROTOCOL_METADATA",
+    "SNAPSHOT.APP_TXN",
+    "SNAPSHOT.DOMAIN_METADATA",
+)
 def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
     """SNAPSHOT.REPLAY / SNAPSHOT.RECONCILE: apply one commit's actions in file order.
 
@@ -105,6 +115,7 @@ def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
     )
 
 
+@rule("SNAPSHOT.REPLAY")
 def replay(commits: Iterable[Commit], start: Snapshot | None = None) -> Snapshot:
     """SNAPSHOT.REPLAY: fold ``apply_commit`` over commits in version order."""
     snapshot = start or Snapshot()

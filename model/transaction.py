@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from deltaspec.model import features, properties
@@ -20,12 +20,13 @@ from deltaspec.model.actions import (
     as_dict,
     is_file_action,
 )
-from deltaspec.model.isolation import IsolationLevel, level_to_use
+from deltaspec.model.isolation import IsolationLevel, isolation_level
 from deltaspec.model.outcomes import ErrorKind
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
 from deltaspec.model.profiles import Profile
 from deltaspec.model.snapshot import Snapshot
 from deltaspec.model.values import partition_keys, partition_row, partition_schema
+from deltaspec.rules import rule
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
 CHANGES_DATA = frozenset(
@@ -94,6 +95,7 @@ def matching_files(snapshot: Snapshot, predicate: Predicate) -> tuple[AddFile, .
     )
 
 
+@rule("TXN.READ_PREDICATES", "TXN.READ_FILES")
 def filter_files(
     txn: Transaction, filters: Iterable[Predicate], files: Iterable[str] | None = None
 ) -> Transaction:
@@ -116,19 +118,20 @@ def filter_files(
     return replace(txn, reads=reads)
 
 
-def track_predicate(txn: Transaction, predicate: Predicate) -> Transaction:
+def track_read_predicate(txn: Transaction, predicate: Predicate) -> Transaction:
     """TXN.READ_PREDICATES: a partition predicate recorded without files (e.g. dynamic partition
     overwrite)."""
     reads = replace(txn.reads, predicates=(*txn.reads.predicates, predicate))
     return replace(txn, reads=reads)
 
 
-def track_files(txn: Transaction, paths: Iterable[str]) -> Transaction:
+def track_files_read(txn: Transaction, paths: Iterable[str]) -> Transaction:
     """TXN.READ_FILES: files recorded without a predicate."""
     read = tuple(f for p in paths if (f := txn.read_snapshot.file_by_path(p)) is not None)
     return replace(txn, reads=replace(txn.reads, files=(*txn.reads.files, *read)))
 
 
+@rule("TXN.READ_WHOLE_TABLE")
 def read_whole_table(txn: Transaction) -> Transaction:
     """TXN.READ_WHOLE_TABLE: a TRUE predicate plus the whole-table flag."""
     reads = replace(
@@ -140,6 +143,7 @@ def read_whole_table(txn: Transaction) -> Transaction:
     return replace(txn, reads=reads)
 
 
+@rule("TXN.READ_APP_IDS")
 def txn_version(txn: Transaction, app_id: str) -> tuple[Transaction, int]:
     """TXN.READ_APP_IDS: reading an app id's version makes the transaction depend on it."""
     reads = replace(txn.reads, app_ids=txn.reads.app_ids | {app_id})
@@ -179,13 +183,32 @@ class PreparedCommit:
 
     def file_actions(self, profile: Profile) -> tuple[Action, ...]:
         """File order: commitInfo first, or last in v1.1.0–v2.1.x (TXN.COMMIT_INFO)."""
-        if profile.commit_info_last:
+        if profile.has("commit_info_last"):
             return (*self.actions, self.commit_info)
         return (self.commit_info, *self.actions)
 
 
-def _dedup_set_transactions(actions: tuple[Action, ...]) -> tuple[Action, ...] | ErrorKind:
-    """TXN.SET_TRANSACTION_DEDUP."""
+Actions = tuple[Action, ...]
+PrepareRule = Callable[[Transaction, Actions, Profile], Actions | ErrorKind]
+"""One prepareCommit rule: the actions to commit (the same, or with what the rule adds), or the
+error that rejects the commit."""
+
+
+def _metadatas(actions: Actions) -> list[Metadata]:
+    return [a for a in actions if isinstance(a, Metadata)]
+
+
+def _protocols(actions: Actions) -> list[Protocol]:
+    return [a for a in actions if isinstance(a, Protocol)]
+
+
+@rule("TXN.SET_TRANSACTION_DEDUP")
+def dedup_set_transactions(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """One SetTransaction per app id (v2.1.0+): repeats are dropped, two versions are an error."""
+    if not profile.has("set_transaction_dedup"):
+        return actions
     seen: dict[str, int] = {}
     kept: list[Action] = []
     for action in actions:
@@ -199,107 +222,197 @@ def _dedup_set_transactions(actions: tuple[Action, ...]) -> tuple[Action, ...] |
     return tuple(kept)
 
 
-def _has_duplicate_files(actions: tuple[Action, ...]) -> bool:
-    """TXN.DUPLICATE_ACTIONS: a (path, dv) key added twice, removed twice, or both."""
-    keys: Counter[FileKey] = Counter(a.key for a in actions if isinstance(a, AddFile | RemoveFile))
-    return any(count > 1 for count in keys.values())
+@rule("TXN.SINGLE_METADATA")
+def check_single_metadata(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    return ErrorKind.METADATA_CHANGED_TWICE if len(_metadatas(actions)) > 1 else actions
 
 
-def _validate(
-    txn: Transaction, actions: tuple[Action, ...], profile: Profile
-) -> tuple[Action, ...] | ErrorKind:
-    """prepareCommit: TXN.SINGLE_METADATA … TXN.DUPLICATE_ACTIONS, in delta-spark's order, with
-    TXN.TABLE_PROPERTIES checked once the metadata is known to be single."""
-    snapshot = txn.read_snapshot
-    metadatas = [a for a in actions if isinstance(a, Metadata)]
-    protocols = [a for a in actions if isinstance(a, Protocol)]
-    if len(metadatas) > 1:
-        return ErrorKind.METADATA_CHANGED_TWICE
-    if len(protocols) > 1 and profile.single_protocol_check:
+@rule("TXN.SINGLE_PROTOCOL")
+def check_single_protocol(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """At most one protocol per commit (v2.3.0+)."""
+    if len(_protocols(actions)) > 1 and profile.has("single_protocol_check"):
         return ErrorKind.PROTOCOL_CHANGED_TWICE
+    return actions
+
+
+@rule("TXN.TABLE_PROPERTIES")
+def check_table_properties(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """The committed metadata's interpreted properties, once it is known to be single."""
+    metadatas = _metadatas(actions)
     if metadatas and (invalid := properties.invalid_property(metadatas[0])) is not None:
-        return invalid  # TXN.TABLE_PROPERTIES
-    if snapshot.version == -1:
-        if not metadatas and profile.commit_validation:
-            return ErrorKind.METADATA_ABSENT
-        if not protocols:
-            actions = (DEFAULT_PROTOCOL, *actions)
-            protocols = [DEFAULT_PROTOCOL]
-    if profile.protocol_downgrade_check and txn.operation.name != "DROP FEATURE":
-        by_features = profile.feature_removal_conflicts
-        if any(features.is_downgrade(p, snapshot.protocol, by_features) for p in protocols):
-            return ErrorKind.PROTOCOL_DOWNGRADE
-    metadata = metadatas[0] if metadatas else snapshot.metadata
+        return invalid
+    return actions
+
+
+@rule("TXN.FIRST_COMMIT")
+def check_first_commit(txn: Transaction, actions: Actions, profile: Profile) -> Actions | ErrorKind:
+    """Creating the table: metadata required (v0.7.0+), the default protocol added if none."""
+    if txn.read_snapshot.version != -1:
+        return actions
+    if not _metadatas(actions) and profile.has("commit_validation"):
+        return ErrorKind.METADATA_ABSENT
+    return actions if _protocols(actions) else (DEFAULT_PROTOCOL, *actions)
+
+
+@rule("TXN.PROTOCOL_DOWNGRADE")
+def check_protocol_downgrade(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """No protocol below the read one (v0.8.0+; by features since v3.0.0), DROP FEATURE aside."""
+    if not profile.has("protocol_downgrade_check") or txn.operation.name == "DROP FEATURE":
+        return actions
+    by_features = profile.has("feature_protocols")
+    read_protocol = txn.read_snapshot.protocol
+    if any(features.is_downgrade(p, read_protocol, by_features) for p in _protocols(actions)):
+        return ErrorKind.PROTOCOL_DOWNGRADE
+    return actions
+
+
+@rule("TXN.PARTITION_COLUMNS")
+def check_partition_columns(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """Every add carries exactly the table's partition columns (v0.7.0+)."""
+    metadatas = _metadatas(actions)
+    metadata = metadatas[0] if metadatas else txn.read_snapshot.metadata
     partition_columns = set(partition_keys(metadata).values()) if metadata else set()
-    if profile.commit_validation and any(
+    if profile.has("commit_validation") and any(
         isinstance(a, AddFile) and set(as_dict(a.partition_values)) != partition_columns
         for a in actions
     ):
         return ErrorKind.INVALID_PARTITIONING_SCHEMA
-    appends_only = snapshot.metadata is not None and (
-        (snapshot.metadata.property("delta.appendOnly") or "false").lower() == "true"
+    return actions
+
+
+@rule("TXN.APPEND_ONLY")
+def check_append_only(txn: Transaction, actions: Actions, profile: Profile) -> Actions | ErrorKind:
+    """An append-only table (``delta.appendOnly``) takes no data-changing remove."""
+    read_metadata = txn.read_snapshot.metadata
+    appends_only = read_metadata is not None and (
+        (read_metadata.property("delta.appendOnly") or "false").lower() == "true"
     )
     if appends_only and any(isinstance(a, RemoveFile) and a.data_change for a in actions):
         return ErrorKind.APPEND_ONLY_VIOLATION
+    return actions
+
+
+@rule("TXN.DOMAIN_METADATA")
+def check_domain_metadata(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """Domain metadata (v3.0.0+) needs the domainMetadata feature and names a domain once."""
     domains = [a.domain for a in actions if isinstance(a, DomainMetadata)]
-    if domains and profile.domain_metadata:
-        protocol = protocols[0] if protocols else snapshot.protocol
-        if not features.supports(protocol, "domainMetadata"):
-            return ErrorKind.DOMAIN_METADATA_UNSUPPORTED
-        if len(set(domains)) != len(domains):
-            return ErrorKind.DUPLICATE_DOMAIN_METADATA
-    if profile.duplicate_action_check and _has_duplicate_files(actions):
+    if not domains or not profile.has("domain_metadata"):
+        return actions
+    protocols = _protocols(actions)
+    protocol = protocols[0] if protocols else txn.read_snapshot.protocol
+    if not features.supports(protocol, "domainMetadata"):
+        return ErrorKind.DOMAIN_METADATA_UNSUPPORTED
+    if len(set(domains)) != len(domains):
+        return ErrorKind.DUPLICATE_DOMAIN_METADATA
+    return actions
+
+
+@rule("TXN.DUPLICATE_ACTIONS")
+def check_duplicate_actions(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """A (path, dv) key added twice, removed twice, or both (v4.3.0+)."""
+    if not profile.has("duplicate_action_check"):
+        return actions
+    keys: Counter[FileKey] = Counter(a.key for a in actions if isinstance(a, AddFile | RemoveFile))
+    if any(count > 1 for count in keys.values()):
         return ErrorKind.DUPLICATE_ACTIONS
     return actions
 
 
+def prepare_rules() -> tuple[PrepareRule, ...]:
+    """prepareCommit's rules in the order they run: the first that fails decides the error."""
+    return (
+        dedup_set_transactions,
+        check_single_metadata,
+        check_single_protocol,
+        check_table_properties,
+        check_first_commit,
+        check_protocol_downgrade,
+        check_partition_columns,
+        check_append_only,
+        check_domain_metadata,
+        check_duplicate_actions,
+    )
+
+
+@rule("TXN.BLIND_APPEND")
 def is_blind_append(actions: Iterable[Action], reads: ReadSet, profile: Profile) -> bool:
-    """TXN.BLIND_APPEND: only adds among the file actions, and nothing read from the table
-    (before v0.5.0 the single ``dependsOnFiles`` flag, TXN.DEPENDS_ON_FILES)."""
+    """Only adds among the file actions, and nothing read from the table (before v0.5.0 the
+    single ``dependsOnFiles`` flag, TXN.DEPENDS_ON_FILES)."""
     only_adds = all(isinstance(a, AddFile) for a in actions if is_file_action(a))
-    if not profile.since(0, 5):
+    if not profile.has("fine_grained_conflicts"):
         return only_adds and not reads.depends_on_files
     return only_adds and not reads.predicates and not reads.files
 
 
-def prepare(txn: Transaction, profile: Profile, now: int) -> PreparedCommit | ErrorKind | None:
-    """The first attempt's preparation: validation, isolation level, blind append, commitInfo.
-
-    Returns None when the commit is empty and may be skipped (TXN.EMPTY_COMMIT).
-    """
-    staged = tuple(a for a in txn.actions if not isinstance(a, CommitInfo))
-    deduplicated = _dedup_set_transactions(staged) if profile.set_transaction_dedup else staged
-    if isinstance(deduplicated, ErrorKind):
-        return deduplicated
-    actions = _validate(txn, deduplicated, profile)
-    if isinstance(actions, ErrorKind):
-        return actions
-    new_metadata = next((a for a in actions if isinstance(a, Metadata)), None)
-    metadata = new_metadata or txn.read_snapshot.metadata
-    level = level_to_use(actions, txn.operation.changes_data_flag, metadata, profile)
-    blind = is_blind_append(actions, txn.reads, profile)
+@rule("TXN.EMPTY_COMMIT")
+def skips_empty_commit(
+    actions: Actions, commit_if_needed: bool, level: IsolationLevel | None, profile: Profile
+) -> bool:
+    """commitIfNeeded with nothing to commit records no version (v2.3.0+, unless the session
+    records empty commits), at SnapshotIsolation or Serializable only."""
     skippable_level = level in {IsolationLevel.SNAPSHOT_ISOLATION, IsolationLevel.SERIALIZABLE}
-    if (
+    return (
         not actions
-        and txn.commit_if_needed
-        and profile.empty_commit_skip
+        and commit_if_needed
+        and profile.has("empty_commit_skip")
         and profile.skip_recording_empty_commits
         and skippable_level
-    ):
-        return None
-    commit_info = CommitInfo(
+    )
+
+
+@rule("TXN.COMMIT_INFO", "ISOLATION.RECORDED")
+def commit_info(
+    txn: Transaction, level: IsolationLevel | None, blind: bool, profile: Profile, now: int
+) -> CommitInfo:
+    """The commitInfo the release writes; fixed for every attempt (TXN.COMMIT_INFO_FIXED)."""
+    return CommitInfo(
         timestamp=now,
         operation=txn.operation.name,
         read_version=txn.read_version if txn.read_version >= 0 else None,
-        isolation_level=level.value if level and profile.records_isolation_level else None,
-        is_blind_append=blind if profile.since(0, 2) else None,
-        txn_id=txn.txn_id if profile.since(1, 2) else None,
+        isolation_level=level.value if level and profile.has("records_isolation_level") else None,
+        is_blind_append=blind if profile.has("blind_append_flag") else None,
+        txn_id=txn.txn_id if profile.has("txn_id") else None,
     )
+
+
+@rule("TXN.COMMIT_INFO_FIXED")
+def prepare(txn: Transaction, profile: Profile, now: int) -> PreparedCommit | ErrorKind | None:
+    """The first attempt's preparation: the prepare rules, isolation level, blind append,
+    commitInfo.
+
+    Returns None when the commit is empty and may be skipped (TXN.EMPTY_COMMIT).
+    """
+    actions: Actions = tuple(a for a in txn.actions if not isinstance(a, CommitInfo))
+    for prepare_rule in prepare_rules():
+        checked = prepare_rule(txn, actions, profile)
+        if isinstance(checked, ErrorKind):
+            return checked
+        actions = checked
+    new_metadata = next((a for a in actions if isinstance(a, Metadata)), None)
+    metadata = new_metadata or txn.read_snapshot.metadata
+    level = isolation_level(actions, txn.operation.changes_data_flag, metadata, profile)
+    blind = is_blind_append(actions, txn.reads, profile)
+    if skips_empty_commit(actions, txn.commit_if_needed, level, profile):
+        return None
     new_protocol = next((a for a in actions if isinstance(a, Protocol)), None)
     return PreparedCommit(
         txn=txn,
         actions=actions,
-        commit_info=commit_info,
+        commit_info=commit_info(txn, level, blind, profile, now),
         isolation_level=level,
         is_blind_append=blind,
         protocol=new_protocol or txn.read_snapshot.protocol,

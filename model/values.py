@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from deltaspec.model.actions import Metadata
+from deltaspec.rules import rule
 
 Value = str | int | float | bool | dt.date | dt.datetime | decimal.Decimal | bytes
 INTEGRAL = {"byte", "short", "integer", "long"}
@@ -65,6 +66,7 @@ def _timestamp(text: str) -> dt.datetime:
     return parsed
 
 
+@rule("ACTION.PARTITION_VALUES")
 def read_value(raw: Any, type_name: str) -> Value | None:
     """Read a serialized partition value or a JSON literal in ``type_name``."""
     if raw is None or raw == "":
@@ -105,6 +107,7 @@ def typed_row(
     return {name: read_value(values.get(name), type_name) for name, type_name in schema.items()}
 
 
+@rule("PREDICATE.TYPING")
 def partition_row(values: Mapping[str, str | None], metadata: Metadata) -> dict[str, Value | None]:
     """A file's partition values by logical column name, typed by the partition schema
     (PREDICATE.TYPING), read through the physical keys under column mapping."""

@@ -43,7 +43,7 @@ from deltaspec.impl.log.names import (
 )
 from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.table.releases import CURRENT, Release
+from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
@@ -219,14 +219,14 @@ class ImplAdapter:
         self.now = 0
         self.store = LocalLogStore(root)
         self.log = DeltaLog(str(root), store=self.store, clock=self.clock)
-        self.release = Release.parse(CURRENT)
+        self.release = Profile.parse(CURRENT)
         self.txns: dict[str, tuple[OptimisticTransaction, WriterSpec]] = {}
 
     def clock(self) -> int:
         return self.now
 
     def create(self, setup: TableSetup) -> None:
-        self.release = Release.parse(setup.profile or CURRENT, **setup.session_settings)
+        self.release = Profile.parse(setup.profile or CURRENT, **setup.session_settings)
         if setup.table is not None:
             self.store.write_new(commit_name(0), codec.encode_commit(_initial_commit(setup.table)))
         for commit in setup.commits:
@@ -245,7 +245,7 @@ class ImplAdapter:
             snapshot = None
         except errors.DeltaError as error:
             return _outcome(error)
-        txn = OptimisticTransaction(self.log, snapshot, release=self.release, clock=self.clock)
+        txn = OptimisticTransaction(self.log, snapshot, profile=self.release, clock=self.clock)
         self.txns[writer] = (txn, spec)
         return None
 

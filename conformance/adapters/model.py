@@ -178,9 +178,9 @@ def record_read(txn: t.Transaction, read: Json) -> t.Transaction:
     if "filter" in read:
         return t.filter_files(txn, [parse(p) for p in read["filter"]], read.get("files"))
     if "predicate" in read:
-        txn = t.track_predicate(txn, parse(read["predicate"]))
+        txn = t.track_read_predicate(txn, parse(read["predicate"]))
     if "files" in read:
-        txn = t.track_files(txn, read["files"])
+        txn = t.track_files_read(txn, read["files"])
     if read.get("whole_table"):
         txn = t.read_whole_table(txn)
     if "app_id" in read:

@@ -1,6 +1,6 @@
 """Conflict detection against winning commits (CONFLICT.*), for the production path.
 
-``check_winning_commit`` runs the configured release's checks, in its order, on
+``check_winner`` runs the configured release's checks, in its order, on
 one winning commit and returns the transaction rebased onto it, or raises the
 typed ``DeltaConcurrentModificationException``. Path checks are set lookups;
 partition matching evaluates the read predicates over all candidate files at once.
@@ -26,7 +26,8 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.table import features as protocol
-from deltaspec.impl.table.releases import Release
+from deltaspec.impl.table.releases import Profile
+from deltaspec.rules import rule
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 RESOLVABLE_KEYS_41 = frozenset(
@@ -150,7 +151,7 @@ class WinningCommit:
         return str((self.commit_info or {}).get("operation", "TRANSACTION"))
 
 
-Check = Callable[[CurrentTransactionInfo, WinningCommit, Release], CurrentTransactionInfo]
+Check = Callable[[CurrentTransactionInfo, WinningCommit, Profile], CurrentTransactionInfo]
 
 
 def _raise(
@@ -177,20 +178,25 @@ def _hint(values: dict[str, str | None] | None, metadata: Metadata | None) -> st
     return "[" + ", ".join(f"{name}={values.get(key)}" for name, _, key in schema.columns) + "]"
 
 
-def protocol_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.PROTOCOL")
+def check_protocol(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.PROTOCOL."""
     if win.protocol is None:
         return cur
     if cur.commits_protocol:
         return _raise(errors.ProtocolChangedException, "the protocol changed", cur, win)
-    if rel.has("feature_protocols") and protocol.removes_features(win.protocol, cur.read_protocol):
+    if profile.has("feature_protocols") and protocol.removes_features(
+        win.protocol, cur.read_protocol
+    ):
         return _raise(errors.ProtocolChangedException, "table features were removed", cur, win)
     return replace(cur, protocol=win.protocol)
 
 
-def _resolvable(cur: CurrentTransactionInfo, new: Metadata, rel: Release) -> bool:
+def _metadata_change_resolvable(
+    cur: CurrentTransactionInfo, new: Metadata, profile: Profile
+) -> bool:
     """CONFLICT.METADATA_RESOLUTION: only allow-listed configuration keys are added or changed,
     none removed, and the schema changes only by column-mapping field metadata."""
     old = cur.metadata
@@ -203,7 +209,7 @@ def _resolvable(cur: CurrentTransactionInfo, new: Metadata, rel: Release) -> boo
     if set(old.configuration) - set(new.configuration):
         return False
     changed = {k: v for k, v in new.configuration.items() if old.configuration.get(k) != v}
-    allowed = RESOLVABLE_KEYS_43 if rel.has("more_resolvable_keys") else RESOLVABLE_KEYS_41
+    allowed = RESOLVABLE_KEYS_43 if profile.has("more_resolvable_keys") else RESOLVABLE_KEYS_41
     if not set(changed) <= allowed:
         return False
     supported = protocol.features(cur.protocol)
@@ -248,23 +254,25 @@ def _resolvable(cur: CurrentTransactionInfo, new: Metadata, rel: Release) -> boo
     return True
 
 
-def metadata_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.METADATA", "CONFLICT.METADATA_RESOLUTION")
+def check_metadata(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.METADATA / CONFLICT.METADATA_RESOLUTION."""
     if win.metadata is None:
         return cur
     if (
-        rel.has("metadata_resolution")
+        profile.has("metadata_resolution")
         and not cur.metadata_changed
-        and _resolvable(cur, win.metadata, rel)
+        and _metadata_change_resolvable(cur, win.metadata, profile)
     ):
         return replace(cur, metadata=win.metadata)
     return _raise(errors.MetadataChangedException, "the metadata changed", cur, win)
 
 
-def domain_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.DOMAIN")
+def check_domains(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.DOMAIN."""
     if "domainMetadata" not in protocol.features(cur.protocol):
@@ -276,8 +284,9 @@ def domain_check(
     return cur
 
 
-def app_id_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.APP_TXN")
+def check_app_txns(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.APP_TXN."""
     clash = sorted(cur.reads.app_ids & win.app_ids)
@@ -287,30 +296,36 @@ def app_id_check(
     return cur
 
 
-def _candidates(cur: CurrentTransactionInfo, win: WinningCommit, rel: Release) -> list[AddFile]:
+@rule("CONFLICT.APPEND_CANDIDATES")
+def candidate_adds(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
+) -> list[AddFile]:
     """CONFLICT.APPEND_CANDIDATES."""
     level = cur.isolation_level
     if level in (None, "SnapshotIsolation"):
         return []
     if level == "WriteSerializable" and win.is_blind_append:
-        sees_blind = rel.has("downgrade_v12") and cur.metadata_changed
+        sees_blind = profile.has("downgrade_v12") and cur.metadata_changed
         return win.added if sees_blind else []
     return win.added
 
 
-def append_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.APPEND_MATCH", "CONFLICT.APPEND_SHORTCUTS")
+def check_added_files(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.APPEND_MATCH with CONFLICT.APPEND_SHORTCUTS (v3.1.0+)."""
-    candidates = _candidates(cur, win, rel)
+    candidates = candidate_adds(cur, win, profile)
     if not candidates:
         return cur
-    schema_metadata = cur.read_metadata if rel.has("read_time_partition_schema") else cur.metadata
+    schema_metadata = (
+        cur.read_metadata if profile.has("read_time_partition_schema") else cur.metadata
+    )
 
     def hint_of(add: AddFile) -> str | None:
         return _hint(add.partition_values, schema_metadata)
 
-    if rel.has("append_shortcuts"):
+    if profile.has("append_shortcuts"):
         if cur.is_blind_append:
             return cur
         unpartitioned = schema_metadata is None or not schema_metadata.partition_columns
@@ -340,8 +355,9 @@ def append_check(
     return cur
 
 
-def delete_read_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.DELETE_READ", "CONFLICT.DELETE_READ_WHOLE_TABLE")
+def check_deleted_vs_read(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.DELETE_READ, CONFLICT.DELETE_READ_WHOLE_TABLE (v0.8.0+)."""
     for removed in win.removed:
@@ -350,14 +366,15 @@ def delete_read_check(
             msg = f"it deleted {removed.path}, which this transaction read"
             hint = _hint(read.partition_values, cur.read_metadata)
             return _raise(errors.ConcurrentDeleteReadException, msg, cur, win, hint)
-    if win.removed and cur.reads.whole_table and rel.has("whole_table_delete_read"):
+    if win.removed and cur.reads.whole_table and profile.has("whole_table_delete_read"):
         msg = f"it deleted {win.removed[0].path} from a table this transaction read whole"
         return _raise(errors.ConcurrentDeleteReadException, msg, cur, win)
     return cur
 
 
-def delete_delete_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.DELETE_DELETE")
+def check_deleted_vs_deleted(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.DELETE_DELETE."""
     for removed in win.removed:
@@ -369,8 +386,9 @@ def delete_delete_check(
     return cur
 
 
-def legacy_write_check(
-    cur: CurrentTransactionInfo, win: WinningCommit, rel: Release
+@rule("CONFLICT.LEGACY_WRITE")
+def check_legacy_write(
+    cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.LEGACY_WRITE (v0.2.0–v0.4.x)."""
     if cur.reads.depends_on_files and any(isinstance(a, AddFile | RemoveFile) for a in win.actions):
@@ -379,21 +397,23 @@ def legacy_write_check(
     return cur
 
 
-def checks_for(release: Release) -> tuple[Check, ...]:
+@rule("CONFLICT.ORDER_V02", "CONFLICT.ORDER_V05", "CONFLICT.ORDER_V32")
+def check_order(profile: Profile) -> tuple[Check, ...]:
     """CONFLICT.ORDER_V02 / CONFLICT.ORDER_V05 / CONFLICT.ORDER_V32."""
-    if not release.has("fine_grained_conflicts"):
-        return (protocol_check, metadata_check, legacy_write_check, app_id_check)
-    file_checks = (append_check, delete_read_check, delete_delete_check)
-    if release.has("cheap_checks_first"):
-        return (protocol_check, metadata_check, domain_check, app_id_check, *file_checks)
-    files_first = (protocol_check, metadata_check, *file_checks, app_id_check)
-    return (*files_first, domain_check) if release.has("domain_metadata") else files_first
+    if not profile.has("fine_grained_conflicts"):
+        return (check_protocol, check_metadata, check_legacy_write, check_app_txns)
+    file_checks = (check_added_files, check_deleted_vs_read, check_deleted_vs_deleted)
+    if profile.has("cheap_checks_first"):
+        return (check_protocol, check_metadata, check_domains, check_app_txns, *file_checks)
+    files_first = (check_protocol, check_metadata, *file_checks, check_app_txns)
+    return (*files_first, check_domains) if profile.has("domain_metadata") else files_first
 
 
-def check_winning_commit(
-    current: CurrentTransactionInfo, winner: WinningCommit, release: Release
+@rule("CONFLICT.PER_WINNER")
+def check_winner(
+    current: CurrentTransactionInfo, winner: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
     """CONFLICT.PER_WINNER: run every check; the rebased transaction carries to the next winner."""
-    for check in checks_for(release):
-        current = check(current, winner, release)
+    for check in check_order(profile):
+        current = check(current, winner, profile)
     return current

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,29 +26,34 @@ from deltaspec.impl.actions import (
     Metadata,
     Protocol,
     RemoveFile,
-    SetTransaction,
 )
 from deltaspec.impl.log import crashpoints
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
-from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table import properties
-from deltaspec.impl.table.releases import Release
+from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn import write_boundary
 from deltaspec.impl.txn.conflicts import (
     ROW_TRACKING_DOMAIN,
     CurrentTransactionInfo,
     ReadSet,
     WinningCommit,
-    check_winning_commit,
+    check_winner,
 )
+from deltaspec.impl.txn.prepare import (
+    Preparing,
+    file_actions,
+    is_blind_append,
+    prepare,
+    skips_empty_commit,
+)
+from deltaspec.rules import rule
 
 LOG = logging.getLogger(__name__)
 ENGINE_INFO = f"deltaspec/{__version__}"
 MAX_FAILED_WRITES = 10
 """Writes of one version that fail, and that reading the log back proves did not land, before
 the commit gives up with CommitFailedError (delta-spark's maxNonConflictCommitAttempts)."""
-DEFAULT_PROTOCOL = Protocol(1, 2)
 CHANGES_DATA = frozenset(
     {
         "WRITE",
@@ -89,10 +93,6 @@ class Operation:
         return self.name in CHANGES_DATA if self.changes_data is None else self.changes_data
 
 
-def _file_actions(actions: Iterable[Action]) -> list[AddFile | RemoveFile | AddCDCFile]:
-    return [a for a in actions if isinstance(a, AddFile | RemoveFile | AddCDCFile)]
-
-
 class OptimisticTransaction:
     """One transaction on ``log`` reading ``snapshot``: the latest by default (none if the table
     does not exist yet); ``None`` writes as if no table existed (read version -1)."""
@@ -102,11 +102,11 @@ class OptimisticTransaction:
         log: DeltaLog,
         snapshot: Snapshot | Literal["latest"] | None = "latest",
         *,
-        release: Release | None = None,
+        profile: Profile | None = None,
         clock: Callable[[], int] = wall_clock_ms,
     ) -> None:
         self.log = log
-        self.release = release or Release()
+        self.profile = profile or Profile()
         self.clock = clock
         if snapshot == "latest":
             try:
@@ -139,6 +139,7 @@ class OptimisticTransaction:
     def _live_files(self) -> list[AddFile]:
         return [] if self.snapshot is None else list(self.snapshot.files.values())
 
+    @rule("TXN.READ_PREDICATES", "TXN.READ_FILES")
     def filter_files(
         self, filters: Sequence[predicates.Expr] = (), data_skipped: Iterable[str] | None = None
     ) -> list[AddFile]:
@@ -171,12 +172,14 @@ class OptimisticTransaction:
         by_path = {f.path: f for f in self._live_files()}
         self._files.update((p, by_path[p]) for p in paths if p in by_path)
 
+    @rule("TXN.READ_WHOLE_TABLE")
     def read_whole_table(self) -> None:
         """TXN.READ_WHOLE_TABLE."""
         self._predicates.append(predicates.TRUE)
         self._whole_table = True
         self._depends_on_files = True
 
+    @rule("TXN.READ_APP_IDS")
     def txn_version(self, app_id: str) -> int:
         """TXN.READ_APP_IDS: the app's committed version (-1 if none); the commit depends on it."""
         self._app_ids.add(app_id)
@@ -189,96 +192,32 @@ class OptimisticTransaction:
 
     # --- preparing ----------------------------------------------------------------------------
 
+    def _preparing(self, operation: Operation) -> Preparing:
+        return Preparing(self.log.table_path, self.read_version + 1, self.snapshot, operation.name)
+
     def _error(self, kind: type[errors.CommitValidationError], message: str) -> errors.DeltaError:
         return kind(message, table=self.log.table_path, version=self.read_version + 1)
 
-    def _prepare(self, actions: list[Action], operation: Operation) -> list[Action]:
-        """prepareCommit: TXN.SET_TRANSACTION_DEDUP … TXN.DUPLICATE_ACTIONS."""
-        rel = self.release
-        if rel.has("set_transaction_dedup"):
-            versions: dict[str, int] = {}
-            deduplicated: list[Action] = []
-            for action in actions:
-                if isinstance(action, SetTransaction):
-                    if action.app_id in versions:
-                        if versions[action.app_id] != action.version:
-                            raise self._error(
-                                errors.DuplicateSetTransactionError,
-                                f"two versions for app id {action.app_id}",
-                            )
-                        continue
-                    versions[action.app_id] = action.version
-                deduplicated.append(action)
-            actions = deduplicated
-        metadatas = [a for a in actions if isinstance(a, Metadata)]
-        protocols = [a for a in actions if isinstance(a, Protocol)]
-        if len(metadatas) > 1:
-            raise self._error(errors.MetadataChangedTwiceError, "metadata changed more than once")
-        if len(protocols) > 1 and rel.has("single_protocol"):
-            raise self._error(errors.ProtocolChangedTwiceError, "protocol changed more than once")
-        read_protocol = None if self.snapshot is None else self.snapshot.protocol
-        read_metadata = None if self.snapshot is None else self.snapshot.metadata
-        if self.snapshot is None:
-            if not metadatas and rel.has("metadata_validation"):
-                raise self._error(errors.MetadataAbsentError, "the first commit needs metadata")
-            if not protocols:
-                actions = [DEFAULT_PROTOCOL, *actions]
-                protocols = [DEFAULT_PROTOCOL]
-        if rel.has("downgrade_check") and operation.name != "DROP FEATURE":
-            feature_based = rel.has("feature_protocols")
-            if any(protocol.is_downgrade(p, read_protocol, feature_based) for p in protocols):
-                raise self._error(errors.ProtocolDowngradeError, "protocol downgrade")
-        metadata = metadatas[0] if metadatas else read_metadata
-        if metadata is not None and rel.has("metadata_validation"):
-            keys = {key for _, _, key in predicates.PartitionSchema.of(metadata).columns}
-            for add in (a for a in actions if isinstance(a, AddFile)):
-                if set(add.partition_values) != keys:
-                    raise self._error(
-                        errors.InvalidPartitioningSchemaError,
-                        f"{add.path} has partition values for "
-                        f"{sorted(add.partition_values)}, the table {sorted(keys)}",
-                    )
-        append_only = read_metadata is not None and (
-            read_metadata.configuration.get("delta.appendOnly", "false").lower() == "true"
-        )
-        if append_only and any(isinstance(a, RemoveFile) and a.data_change for a in actions):
-            raise self._error(errors.AppendOnlyViolationError, "the table only allows appends")
-        domains = [a.domain for a in actions if isinstance(a, DomainMetadata)]
-        if domains and rel.has("domain_metadata"):
-            new_protocol = protocols[0] if protocols else read_protocol
-            if "domainMetadata" not in protocol.features(new_protocol):
-                raise self._error(
-                    errors.DomainMetadataUnsupportedError,
-                    "the protocol does not support domain metadata",
-                )
-            if len(set(domains)) != len(domains):
-                raise self._error(errors.DuplicateDomainMetadataError, "a domain appears twice")
-        if rel.has("duplicate_action_check"):
-            keys_seen = Counter(a.key for a in actions if isinstance(a, AddFile | RemoveFile))
-            duplicates = sorted(str(k[0]) for k, n in keys_seen.items() if n > 1)
-            if duplicates:
-                raise self._error(errors.DuplicateActionsError, f"{duplicates[0]} appears twice")
-        return actions
-
+    @rule("ISOLATION.NONE", "ISOLATION.DOWNGRADE_V05", "ISOLATION.DOWNGRADE")
     def _isolation_level(self, actions: list[Action], operation: Operation) -> str | None:
-        """ISOLATION.DOWNGRADE_V05 / ISOLATION.DOWNGRADE, with ISOLATION.TABLE_DEFAULT."""
-        rel = self.release
-        if not rel.has("fine_grained_conflicts"):
+        """The level the commit's conflict checks run under; None before v0.5.0."""
+        profile = self.profile
+        if not profile.has("fine_grained_conflicts"):
             return None
-        files = _file_actions(actions)
+        files = file_actions(actions)
         changes = any(getattr(f, "data_change", False) for f in files)
-        if not rel.has("downgrade_v12"):
+        if not profile.has("downgrade_v12"):
             return "Serializable" if changes else "SnapshotIsolation"
         metadata = self.metadata
         declared = "Serializable"
-        if rel.has("isolation_property") and metadata is not None:
+        if profile.has("table_isolation_property") and metadata is not None:
             declared = self._table_level(metadata)
         only_files = all(
             isinstance(a, AddFile | RemoveFile | AddCDCFile)
             or (
                 isinstance(a, DomainMetadata)
                 and a.domain == ROW_TRACKING_DOMAIN
-                and rel.has("domain_metadata")
+                and profile.has("domain_metadata")
             )
             for a in actions
         )
@@ -287,6 +226,7 @@ class OptimisticTransaction:
             return "SnapshotIsolation"
         return declared
 
+    @rule("ISOLATION.TABLE_DEFAULT")
     def _table_level(self, metadata: Metadata) -> str:
         """ISOLATION.TABLE_DEFAULT: ``delta.isolationLevel``, case-insensitively
         (TXN.TABLE_PROPERTIES); an unknown name is InvalidIsolationLevelError."""
@@ -298,9 +238,10 @@ class OptimisticTransaction:
         except ValueError as exc:
             raise self._error(errors.InvalidIsolationLevelError, str(exc)) from None
 
+    @rule("TXN.COMMIT_INFO", "ISOLATION.RECORDED")
     def _commit_info(self, operation: Operation, level: str | None, blind: bool) -> CommitInfo:
         """TXN.COMMIT_INFO in delta-spark's field order; fixed for every attempt."""
-        rel = self.release
+        profile = self.profile
         fields: dict[str, Any] = {
             "timestamp": self.clock(),
             "operation": operation.name,
@@ -311,16 +252,16 @@ class OptimisticTransaction:
         }
         if self.read_version >= 0:
             fields["readVersion"] = self.read_version
-        if level is not None and rel.has("isolation_level_recorded"):
+        if level is not None and profile.has("records_isolation_level"):
             fields["isolationLevel"] = level
-        if rel.has("blind_append_flag"):
+        if profile.has("blind_append_flag"):
             fields["isBlindAppend"] = blind
         if operation.metrics:
             fields["operationMetrics"] = operation.metrics
         if operation.user_metadata is not None:
             fields["userMetadata"] = operation.user_metadata
         fields["engineInfo"] = ENGINE_INFO
-        if rel.has("txn_id"):
+        if profile.has("txn_id"):
             fields["txnId"] = self.txn_id
         return CommitInfo(fields)
 
@@ -343,27 +284,23 @@ class OptimisticTransaction:
             raise RuntimeError("transaction already committed")
         crashpoints.reached("commit.begin")
         staged: list[Action] = [a for a in (*self._staged, *extra) if not isinstance(a, CommitInfo)]
-        actions = self._prepare(staged, operation)
+        actions = prepare(self._preparing(operation), staged, self.profile)
         level = self._isolation_level(actions, operation)
-        only_adds = all(isinstance(a, AddFile) for a in _file_actions(actions))
-        if self.release.has("fine_grained_conflicts"):
-            blind = only_adds and not self._predicates and not self._files
-        else:
-            blind = only_adds and not self._depends_on_files
-        rel = self.release
-        skippable = level in {"SnapshotIsolation", "Serializable"}
-        if (
-            not actions
-            and if_needed
-            and rel.has("skip_empty_commits")
-            and rel.skip_recording_empty_commits
-            and skippable
-        ):
+        reads = ReadSet(
+            tuple(self._predicates),
+            dict(self._files),
+            self._whole_table,
+            frozenset(self._app_ids),
+            self._depends_on_files,
+        )
+        blind = is_blind_append(actions, reads, self.profile)
+        if skips_empty_commit(actions, if_needed, level, self.profile):
             return None
         commit_info = self._commit_info(operation, level, blind)
-        ordered = (
-            [*actions, commit_info] if rel.commit_info_written_last else [commit_info, *actions]
-        )
+        if self.profile.has("commit_info_last"):
+            ordered = [*actions, commit_info]
+        else:
+            ordered = [commit_info, *actions]
         table, version = self.log.table_path, self.read_version + 1
         if self.snapshot is not None:  # ACTION.PROTOCOL: only tables this writer can keep
             write_boundary.check_writer_protocol(
@@ -376,13 +313,7 @@ class OptimisticTransaction:
             table=self.log.table_path,
             read_protocol=None if self.snapshot is None else self.snapshot.protocol,
             read_metadata=None if self.snapshot is None else self.snapshot.metadata,
-            reads=ReadSet(
-                tuple(self._predicates),
-                dict(self._files),
-                self._whole_table,
-                frozenset(self._app_ids),
-                self._depends_on_files,
-            ),
+            reads=reads,
             actions=tuple(actions),
             isolation_level=level,
             is_blind_append=blind,
@@ -396,8 +327,10 @@ class OptimisticTransaction:
         self._post_commit(version)
         return version
 
+    @rule("RETRY.ATTEMPT_VERSION")
     def _write_with_retries(self, payload: bytes, current: CurrentTransactionInfo) -> int:
-        """RETRY.ATTEMPT_VERSION, RETRY.NEXT_VERSION, RETRY.MAX_ATTEMPTS / RETRY.UNBOUNDED.
+        """The commit loop: the first attempt at the read version + 1, after a lost race the
+        winners resolved (RETRY.NEXT_VERSION) within the retry bound (RETRY.MAX_ATTEMPTS).
 
         A write that fails with an OSError has an unknown outcome (LogStore.write_new): the
         version is read back, and the commit is ours if it carries this transaction's txnId (or
@@ -406,7 +339,6 @@ class OptimisticTransaction:
         txnId is recognised too, so a commit is never written twice. (delta-spark surfaces the
         IOException instead; v4.4's opt-in idempotency check compares txnIds the same way.)
         """
-        rel = self.release
         attempt_version = self.read_version + 1
         must_check = False
         uncertain = False  # an earlier write failed: a winner may be our own commit
@@ -414,15 +346,12 @@ class OptimisticTransaction:
         attempt = 0
         while True:
             if must_check:
-                latest = self._latest_at_least(attempt_version)
-                for winner_version in range(attempt_version, latest + 1):
-                    if uncertain and self._is_own(winner_version, payload):
-                        return winner_version
-                    winner = WinningCommit(
-                        winner_version, tuple(self.log.read_commit(winner_version))
-                    )
-                    current = check_winning_commit(current, winner, rel)
-                attempt_version = latest + 1
+                attempt_version, rebased = self._resolve(
+                    attempt_version, payload, current, uncertain
+                )
+                if rebased is None:  # the winner is our own commit
+                    return attempt_version
+                current = rebased
                 must_check = False
             try:
                 self.log.store.write_new(commit_name(attempt_version), payload)
@@ -446,22 +375,45 @@ class OptimisticTransaction:
                         ) from failure
                     continue
             # the version exists and is another writer's: a lost race
-            if not rel.has("retries"):
-                raise errors.ConcurrentModificationException(
-                    "a concurrent commit won the race (no retries before v0.2.0)",
-                    table=self.log.table_path,
-                    version=attempt_version,
-                    winning_version=attempt_version,
-                ) from None
-            must_check = True
             attempt += 1
-            if rel.has("bounded_retries") and attempt > rel.max_commit_attempts:
-                raise errors.MaxCommitRetriesExceededError(
-                    f"tried {attempt} times; started at version {self.read_version + 1}, "
-                    f"failed at version {attempt_version}",
-                    table=self.log.table_path,
-                    version=attempt_version,
-                ) from None
+            self._after_collision(attempt, attempt_version)
+            must_check = True
+
+    @rule("RETRY.NEXT_VERSION")
+    def _resolve(
+        self, attempt_version: int, payload: bytes, current: CurrentTransactionInfo, uncertain: bool
+    ) -> tuple[int, CurrentTransactionInfo | None]:
+        """Check every winner from the attempt version to the latest, in order
+        (CONFLICT.PER_WINNER), and aim past the latest: (the next attempt version, the rebased
+        transaction). After a failed write (``uncertain``) a winner that is this transaction's
+        commit ends the loop: (its version, None)."""
+        latest = self._latest_at_least(attempt_version)
+        for winner_version in range(attempt_version, latest + 1):
+            if uncertain and self._is_own(winner_version, payload):
+                return winner_version, None
+            winner = WinningCommit(winner_version, tuple(self.log.read_commit(winner_version)))
+            current = check_winner(current, winner, self.profile)
+        return latest + 1, current
+
+    @rule("RETRY.NONE_V01", "RETRY.MAX_ATTEMPTS", "RETRY.UNBOUNDED")
+    def _after_collision(self, attempt: int, attempt_version: int) -> None:
+        """The ``attempt``-th lost race, at ``attempt_version``: no retry before v0.2.0; since
+        v0.8.0 at most maxCommitAttempts retries, unbounded before."""
+        profile = self.profile
+        if not profile.has("retries"):
+            raise errors.ConcurrentModificationException(
+                "a concurrent commit won the race (no retries before v0.2.0)",
+                table=self.log.table_path,
+                version=attempt_version,
+                winning_version=attempt_version,
+            ) from None
+        if profile.has("bounded_retries") and attempt > profile.max_commit_attempts:
+            raise errors.MaxCommitRetriesExceededError(
+                f"tried {attempt} times; started at version {self.read_version + 1}, "
+                f"failed at version {attempt_version}",
+                table=self.log.table_path,
+                version=attempt_version,
+            ) from None
 
     def _latest_at_least(self, exists: int) -> int:
         """The latest version, knowing that ``exists`` does: a stale listing is read past."""
@@ -485,6 +437,7 @@ class OptimisticTransaction:
             file=commit_name(version),
         ) from failure
 
+    @rule("TXN.COMMITTED_IS_FINAL")
     def _post_commit(self, version: int) -> None:
         """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
         (TXN.COMMITTED_IS_FINAL): the commit is in the log, and a caller told otherwise would

@@ -27,6 +27,7 @@ from deltaspec.impl.errors import (
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.table import paths, properties
 from deltaspec.impl.table.features import check_reader_protocol
+from deltaspec.rules import rule
 
 __all__ = [
     "MAX_WRITER_VERSION",
@@ -104,6 +105,7 @@ def encode(actions: Sequence[Action], *, table: str, version: int) -> bytes:
         ) from None
 
 
+@rule("TXN.WRITE_BOUNDARY")
 def check_commit(payload: bytes, *, table: str, version: int) -> list[Action]:
     """Read ``payload`` back as the reader would and refuse it if the reader would
     (TXN.WRITE_BOUNDARY); returns the decoded actions."""

@@ -21,7 +21,7 @@ from deltaspec.impl.actions import (
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.predicates import expr
 from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.table.releases import Release
+from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 SCHEMA = json.dumps(
@@ -129,7 +129,7 @@ def test_prepare_commit_rejections(tmp_path: Path) -> None:
         OptimisticTransaction(log).commit([md, md])
     with pytest.raises(errors.DuplicateActionsError):
         OptimisticTransaction(log).commit([add("p=a/d.parquet"), add("p=a/d.parquet")])
-    old = OptimisticTransaction(log, release=Release.parse("4.2.0"))
+    old = OptimisticTransaction(log, profile=Profile.parse("4.2.0"))
     assert old.commit([add("p=a/d.parquet"), add("p=a/d.parquet")]) == 2
 
 
@@ -144,7 +144,7 @@ def test_set_transactions_and_empty_commits(tmp_path: Path) -> None:
     assert txn.txn_version("app") == 1 and txn.txn_version("other") == -1
     assert OptimisticTransaction(log).commit_if_needed() is None
     assert log.latest_version() == v
-    assert OptimisticTransaction(log, release=Release.parse("2.2.0")).commit_if_needed() == v + 1
+    assert OptimisticTransaction(log, profile=Profile.parse("2.2.0")).commit_if_needed() == v + 1
 
 
 @pytest.mark.rules("CONFLICT.APPEND_MATCH", "CONFLICT.APPEND_CANDIDATES", "CONFLICT.KINDS")
@@ -224,8 +224,8 @@ def test_a_blind_append_retries_past_every_winner(tmp_path: Path) -> None:
 @pytest.mark.rules("RETRY.MAX_ATTEMPTS", "RETRY.NONE_V01")
 def test_retry_limits(tmp_path: Path) -> None:
     log = new_table(tmp_path)
-    bounded = OptimisticTransaction(log, release=Release.parse("4.4.0", max_commit_attempts=0))
-    ancient = OptimisticTransaction(log, release=Release.parse("0.1.0"))
+    bounded = OptimisticTransaction(log, profile=Profile.parse("4.4.0", max_commit_attempts=0))
+    ancient = OptimisticTransaction(log, profile=Profile.parse("0.1.0"))
     OptimisticTransaction(log).commit([add("p=b/w.parquet", "b")])
     with pytest.raises(errors.MaxCommitRetriesExceededError) as raised:
         bounded.commit([add("p=a/x.parquet")])

@@ -36,7 +36,7 @@ from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
 from deltaspec.impl.log.names import commit_name, is_temp_name
 from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
-from deltaspec.impl.table.releases import Release
+from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.transaction import MAX_FAILED_WRITES, OptimisticTransaction
 
 
@@ -57,7 +57,7 @@ def test_lost_acknowledgement_is_resolved_by_reading_the_log(tmp_path: Path, rel
     create_reliability_table(tmp_path)
     log, store = faulty_log(tmp_path)
     store.force(Fault.WRITE_LOST_ACK)
-    txn = blind_append(log, release=Release.parse(release))
+    txn = blind_append(log, profile=Profile.parse(release))
     assert txn.commit() == 1
     assert store.injected[Fault.WRITE_LOST_ACK] == 1
     assert log.latest_version() == 1  # not committed a second time at version 2
