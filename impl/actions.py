@@ -16,6 +16,7 @@ from deltaspec.rules import rule
 PartitionValues = dict[str, str | None]
 
 
+@rule("ACTION.PROTOCOL")
 @dataclass(frozen=True, slots=True)
 class Protocol:
     min_reader_version: int
@@ -30,6 +31,7 @@ class Format:
     options: dict[str, str] = field(default_factory=dict)
 
 
+@rule("ACTION.METADATA")
 @dataclass(frozen=True, slots=True)
 class Metadata:
     id: str
@@ -68,6 +70,7 @@ def file_key(path: str, deletion_vector: DeletionVector | None) -> FileKey:
     return (path, None if deletion_vector is None else deletion_vector.unique_id)
 
 
+@rule("ACTION.ADD")
 @dataclass(frozen=True, slots=True)
 class AddFile:
     path: str
@@ -87,6 +90,7 @@ class AddFile:
         return file_key(self.path, self.deletion_vector)
 
 
+@rule("ACTION.REMOVE")
 @dataclass(frozen=True, slots=True)
 class RemoveFile:
     path: str
@@ -106,6 +110,7 @@ class RemoveFile:
         return file_key(self.path, self.deletion_vector)
 
 
+@rule("ACTION.TXN")
 @dataclass(frozen=True, slots=True)
 class SetTransaction:
     app_id: str
@@ -113,6 +118,7 @@ class SetTransaction:
     last_updated: int | None = None
 
 
+@rule("ACTION.DOMAIN_METADATA")
 @dataclass(frozen=True, slots=True)
 class DomainMetadata:
     domain: str
@@ -120,6 +126,7 @@ class DomainMetadata:
     removed: bool = False
 
 
+@rule("ACTION.CDC")
 @dataclass(frozen=True, slots=True)
 class AddCDCFile:
     path: str
@@ -129,6 +136,7 @@ class AddCDCFile:
     tags: dict[str, str] | None = None
 
 
+@rule("ACTION.COMMIT_INFO")
 @dataclass(frozen=True, slots=True)
 class CommitInfo:
     """The commitInfo object, fields in file order, kept as read."""

@@ -10,7 +10,7 @@ from deltaspec.rules import rule
 
 
 @rule("LOG.COMMIT_FILE_NAME")
-def commit_file_name(version: int) -> str:
+def commit_name(version: int) -> str:
     """LOG.COMMIT_FILE_NAME: ``_delta_log/`` + the version as 20 digits + ``.json``."""
     if version < 0:
         raise ValueError(f"negative version {version}")

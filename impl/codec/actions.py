@@ -232,17 +232,7 @@ def _decode_known(key: str, body: object) -> Action:
     return action
 
 
-@rule(
-    "ACTION.UNKNOWN",
-    "ACTION.PROTOCOL",
-    "ACTION.METADATA",
-    "ACTION.ADD",
-    "ACTION.REMOVE",
-    "ACTION.TXN",
-    "ACTION.COMMIT_INFO",
-    "ACTION.DOMAIN_METADATA",
-    "ACTION.CDC",
-)
+@rule("ACTION.UNKNOWN")
 def decode_action(obj: dict[str, Any]) -> Action | None:
     """Decode one parsed log line (ACTION.LINE_FORMAT, ACTION.UNKNOWN) by its action's table.
 

@@ -15,7 +15,15 @@ from pathlib import Path
 import deltaspec
 from deltaspec.rules import implementations, load_rules, spec_root
 
-SIDES = ("model", "impl")
+SIDES = ("model", "impl", "spark")
+"""The model, the core impl, and the Spark path (deltaspec.impl.spark, a client of the core impl
+whose marked functions apply a rule to DataFrame operations)."""
+PACKAGES = {
+    "model": "deltaspec.model.",
+    "impl": "deltaspec.impl.",
+    "spark": "deltaspec.impl.spark.",
+}
+OPTIONAL_MODULES = ("pyspark", "py4j", "deltalake", "delta")
 TEST_MARK = re.compile(r"pytest\.mark\.rules\((?P<ids>[^)]*)\)", re.DOTALL)
 TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def (test_\w+)", re.MULTILINE)
 
@@ -24,10 +32,14 @@ TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def (test_\w+)", re.MULTILINE)
 def import_sides() -> None:
     """Import every module of deltaspec.model and deltaspec.impl, so that every ``@rule``
     marker is registered."""
-    for side in SIDES:
-        package = importlib.import_module(f"deltaspec.{side}")
-        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            importlib.import_module(module.name)
+    for name in ("deltaspec.model", "deltaspec.impl"):
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            try:
+                importlib.import_module(module.name)
+            except ModuleNotFoundError as missing:  # a light install has no Spark path
+                if not (missing.name or "").startswith(OPTIONAL_MODULES):
+                    raise
 
 
 def repository_root() -> Path:
@@ -55,8 +67,12 @@ def locate(where: str) -> str:
 def marked(rule_id: str, side: str) -> list[str]:
     """The ``module:qualname`` of every function of ``side`` marked ``@rule(rule_id)``."""
     import_sides()
-    prefix = f"deltaspec.{side}."
-    return [where for where in implementations().get(rule_id, ()) if where.startswith(prefix)]
+    prefix, spark = PACKAGES[side], PACKAGES["spark"]
+    return [
+        where
+        for where in implementations().get(rule_id, ())
+        if where.startswith(prefix) and (side == "spark" or not where.startswith(spark))
+    ]
 
 
 def citing_tests(rule_id: str, tests: Path) -> list[str]:
@@ -105,7 +121,7 @@ def trace(rule_id: str) -> list[str]:
     for side in SIDES:
         functions = marked(rule_id, side)
         lines += [f"{side}: {where} ({locate(where)})" for where in functions]
-        if not functions:
+        if not functions and side != "spark":
             lines.append(f"{side}: no function marked @rule({rule_id!r})")
     tests = repository_root() / "tests"
     if tests.is_dir():

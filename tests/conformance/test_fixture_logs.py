@@ -16,7 +16,7 @@ import pytest
 
 from deltaspec.conformance.adapters.model import read_log_action
 from deltaspec.model.actions import Action, AddFile, Commit, Metadata
-from deltaspec.model.log import commit_file_name
+from deltaspec.model.log import commit_name
 from deltaspec.model.snapshot import Snapshot, apply_commit, replay
 from deltaspec.model.values import partition_keys, partition_schema, read_value
 
@@ -78,7 +78,7 @@ def test_commit_files_are_named_by_twenty_digit_versions(fixtures_dir: Path) -> 
     seen = 0
     for table in manifest(fixtures_dir):
         for version, path in commit_files(fixtures_dir / table["name"]).items():
-            assert path.name == commit_file_name(version)
+            assert path.name == commit_name(version)
             seen += 1
     assert seen > 200
 

@@ -21,7 +21,7 @@ from deltaspec.model.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.model.log import Log, commit_file_name
+from deltaspec.model.log import Log, commit_name
 from deltaspec.model.outcomes import (
     Committed,
     Conflict,
@@ -54,13 +54,13 @@ LONG_MAX = 2**63 - 1
     ],
 )
 def test_commit_file_names(version, name):
-    assert commit_file_name(version) == name
+    assert commit_name(version) == name
 
 
 @pytest.mark.rules("LOG.COMMIT_FILE_NAME")
 @given(st.integers(0, LONG_MAX), st.integers(0, LONG_MAX))
 def test_names_are_twenty_digits_and_sort_like_versions(a, b):
-    name_a, name_b = commit_file_name(a), commit_file_name(b)
+    name_a, name_b = commit_name(a), commit_name(b)
     assert re.fullmatch(r"\d{20}\.json", name_a)
     assert int(name_a.removesuffix(".json")) == a
     assert (name_a < name_b) == (a < b)
@@ -71,7 +71,7 @@ def test_names_are_twenty_digits_and_sort_like_versions(a, b):
 @pytest.mark.parametrize("version", [-1, -42])
 def test_negative_versions_have_no_file(version):
     with pytest.raises(ValueError):
-        commit_file_name(version)
+        commit_name(version)
 
 
 # --------------------------------------------------------------------------------------------
