@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deltaspec.cli.run import (
     SUITES,
@@ -18,6 +18,9 @@ from deltaspec.cli.run import (
     run_suites,
 )
 from deltaspec.conformance.harness.selection import Selection
+
+if TYPE_CHECKING:
+    from deltaspec.conformance.harness.suites import Report
 
 EXIT_CODES = (
     "exit codes: 0 pass; 1 a case failed (unsafe, wrong, error; with --strict also spurious, "
@@ -79,7 +82,7 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from deltaspec.conformance.harness import suites
-    from deltaspec.conformance.harness.gate import EXIT_COVERAGE, EXIT_FAILED, EXIT_PASS
+    from deltaspec.conformance.harness.gate import EXIT_COVERAGE, EXIT_FAILED, EXIT_PASS, EXIT_SETUP
     from deltaspec.conformance.harness.reporting import junit
     from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 
@@ -90,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = _run_or_explain(args, [s for s in chosen if s not in unavailable])
     if report is None:
-        from deltaspec.conformance.harness.gate import EXIT_SETUP
-
         return EXIT_SETUP
     for suite, why in unavailable.items():
         report.suites[suite] = [CaseResult(suite, Verdict.SKIPPED, (why,))]
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_COVERAGE if not report.passed() else EXIT_PASS
 
 
-def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Any:
+def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
     from deltaspec.conformance.adapters.registry import UnknownAdapter
     from deltaspec.conformance.bridge.client import BridgeError

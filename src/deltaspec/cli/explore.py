@@ -29,12 +29,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add("--mutant", help="swap in a broken model rule for the run "
         "(no-append-check-under-serializable)")  # fmt: skip
     add("--max-states", type=int, help="stop after this many distinct states")
-    add(
-        "--max-commit-attempts",
-        type=int,
-        metavar="N",
-        help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)",
-    )
+    add("--max-commit-attempts", type=int, metavar="N",
+        help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)")  # fmt: skip
     add("--export", type=Path, metavar="DIR",
         help="write the terminal interleavings as tiered scenario vectors")  # fmt: skip
     add("--export-limit", type=int, default=2000, metavar="N",
