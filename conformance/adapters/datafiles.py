@@ -228,33 +228,7 @@ def materialize(root: Path, setup: TableSetup) -> Catalog:
     log = DeltaLog(str(root), store=store)
     version = 0
     if setup.table is not None:
-        table = setup.table
-        partition_columns = tuple(table.get("partition_columns", ()))
-        metadata = Metadata(
-            TABLE_ID,
-            with_row_columns(schema_string(table["schema"])),
-            partition_columns,
-            dict(table.get("properties", {})),
-            created_time=0,
-        )
-        protocol = table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2})
-        actions: list[Action] = [
-            CommitInfo({"timestamp": 0, "operation": "CREATE TABLE", "isBlindAppend": False}),
-            Protocol(
-                protocol["minReaderVersion"],
-                protocol["minWriterVersion"],
-                _features(protocol.get("readerFeatures")),
-                _features(protocol.get("writerFeatures")),
-            ),
-            metadata,
-            *(SetTransaction(app, v) for app, v in table.get("app_txns", {}).items()),
-            *(DomainMetadata(d, conf) for d, conf in table.get("domains", {}).items()),
-            *(
-                AddFile(f["path"], dict(f.get("partition", {c: None for c in partition_columns})),
-                        1, 0, True)
-                for f in table.get("files", [])
-            ),
-        ]  # fmt: skip
+        actions = _create_table(setup.table)
         store.write_new(commit_name(0), codec.encode_commit(_with_data(actions, root, None)))
         version = 1
     for commit in setup.commits:
@@ -281,6 +255,36 @@ def materialize(root: Path, setup: TableSetup) -> Catalog:
     for commit in setup.commits:
         catalog.learn(commit)
     return catalog
+
+
+def _create_table(table: Json) -> list[Action]:
+    """Version 0 of a setup ``table``: protocol, metadata, app ids, domains and files."""
+    partition_columns = tuple(table.get("partition_columns", ()))
+    metadata = Metadata(
+        TABLE_ID,
+        with_row_columns(schema_string(table["schema"])),
+        partition_columns,
+        dict(table.get("properties", {})),
+        created_time=0,
+    )
+    protocol = table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2})
+    return [
+        CommitInfo({"timestamp": 0, "operation": "CREATE TABLE", "isBlindAppend": False}),
+        Protocol(
+            protocol["minReaderVersion"],
+            protocol["minWriterVersion"],
+            _features(protocol.get("readerFeatures")),
+            _features(protocol.get("writerFeatures")),
+        ),
+        metadata,
+        *(SetTransaction(app, v) for app, v in table.get("app_txns", {}).items()),
+        *(DomainMetadata(d, conf) for d, conf in table.get("domains", {}).items()),
+        *(
+            AddFile(f["path"], dict(f.get("partition", {c: None for c in partition_columns})),
+                    1, 0, True)
+            for f in table.get("files", [])
+        ),
+    ]  # fmt: skip
 
 
 @dataclass(frozen=True)

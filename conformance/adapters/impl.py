@@ -72,6 +72,43 @@ def _dv(data: Json) -> DeletionVector | None:
     )
 
 
+def _remove(body: Json, snapshot: Snapshot | None, now: int) -> RemoveFile:
+    """A remove; without ``partitionValues`` it takes those of the live file it removes."""
+    values = body.get("partitionValues")
+    if values is None and snapshot is not None:
+        live = next((f for f in snapshot.files.values() if f.path == body["path"]), None)
+        values = None if live is None else live.partition_values
+    return RemoveFile(
+        body["path"],
+        body.get("deletionTimestamp", now),
+        body.get("dataChange", True),
+        None,
+        values,
+        body.get("size"),
+        deletion_vector=_dv(body),
+    )
+
+
+def _metadata(body: Json, base: Metadata | None) -> Metadata:
+    """A metaData action; what it leaves out is the table's current metadata (or the default)."""
+    schema = schema_string(body["schema"]) if "schema" in body else body.get("schemaString")
+    return Metadata(
+        id=body.get("id", base.id if base else TABLE_ID),
+        schema_string=schema or (base.schema_string if base else schema_string([])),
+        partition_columns=tuple(
+            body.get("partitionColumns", base.partition_columns if base else ())
+        ),
+        configuration=dict(body["configuration"])
+        if "configuration" in body
+        else dict(base.configuration)
+        if base
+        else {},
+        name=body.get("name", base.name if base else None),
+        description=body.get("description", base.description if base else None),
+        created_time=body.get("createdTime", base.created_time if base else None),
+    )
+
+
 def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
     """One scenario action with the defaults of spec/scenarios.md."""
     ((kind, body),) = data.items()
@@ -86,37 +123,9 @@ def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
             deletion_vector=_dv(body),
         )
     if kind == "remove":
-        values = body.get("partitionValues")
-        if values is None and snapshot is not None:
-            live = next((f for f in snapshot.files.values() if f.path == body["path"]), None)
-            values = None if live is None else live.partition_values
-        return RemoveFile(
-            body["path"],
-            body.get("deletionTimestamp", now),
-            body.get("dataChange", True),
-            None,
-            values,
-            body.get("size"),
-            deletion_vector=_dv(body),
-        )
+        return _remove(body, snapshot, now)
     if kind == "metaData":
-        base = None if snapshot is None else snapshot.metadata
-        schema = schema_string(body["schema"]) if "schema" in body else body.get("schemaString")
-        return Metadata(
-            id=body.get("id", base.id if base else TABLE_ID),
-            schema_string=schema or (base.schema_string if base else schema_string([])),
-            partition_columns=tuple(
-                body.get("partitionColumns", base.partition_columns if base else ())
-            ),
-            configuration=dict(body["configuration"])
-            if "configuration" in body
-            else dict(base.configuration)
-            if base
-            else {},
-            name=body.get("name", base.name if base else None),
-            description=body.get("description", base.description if base else None),
-            created_time=body.get("createdTime", base.created_time if base else None),
-        )
+        return _metadata(body, None if snapshot is None else snapshot.metadata)
     if kind == "protocol":
         return _protocol(body)
     if kind == "txn":

@@ -2,37 +2,27 @@
 
 A reader returns the snapshot JSON of the adapters (version, files, app_txns, domains,
 properties, partition_columns, protocol) and, where it can scan, the rows; a refusal is a
-``ReadFailure`` with the neutral error kind (impl/errors.py ``kind`` values)."""
+``ReadFailure`` with the neutral error kind (impl/errors.py ``kind`` values); both are the
+harness's (harness/reading.py)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 
 from deltaspec.conformance.adapters.base import protocol_json
 from deltaspec.conformance.adapters.impl import snapshot_json
+from deltaspec.conformance.harness.reading import ReadFailure as ReadFailure
+from deltaspec.conformance.harness.reading import TableReader as TableReader
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.scan import scan
 from deltaspec.impl.snapshot import DeltaLog
 
 Json = dict[str, Any]
-
-
-class ReadFailure(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-
-
-class TableReader(Protocol):
-    name: str
-
-    def read(self, root: Path, version: int | None) -> Json: ...
-
-    def rows(self, root: Path, version: int | None) -> pa.Table | None: ...
 
 
 class ImplReader:
@@ -177,6 +167,21 @@ def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
         if set(found) == set(range(1, count + 1))
     }
     return commits, {**complete, **classic}
+
+
+def model_states(table: Path) -> Iterator[Json]:
+    """The model's snapshot JSON after each commit of ``table``, for logs whose commits run from
+    version 0 (the fixtures suite's expectation, harness/fixtures.py)."""
+    from deltaspec.conformance.adapters.model import snapshot_json as model_json
+    from deltaspec.model.snapshot import Snapshot
+
+    commits, _ = _list_log(table / "_delta_log")
+    if list(commits) != list(range(len(commits))):
+        return
+    snapshot = Snapshot()
+    for version, path in commits.items():
+        snapshot = _apply_commit_file(snapshot, version, path)
+        yield model_json(snapshot)
 
 
 def _plain(value: Any) -> Any:

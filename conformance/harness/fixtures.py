@@ -3,8 +3,9 @@ implementation and compared with independent expectations.
 
 Expectations, none of them produced by the reader under test:
 - the manifest's latest version, and the error kind each negative table documents;
-- for tables whose JSON commits run from version 0, the model's replay of those commits at every
-  version (files, protocol, properties, partition columns, app ids, domains);
+- the snapshot JSON at every version that ``expected_states`` gives for a table (files,
+  protocol, properties, partition columns, app ids, domains): the caller passes the model's replay
+  of the JSON commits (``adapters.readers.model_states``), as this suite sees neither side;
 - the rows Spark read at the labelled versions (``_expected/<table>/<label>/table_content``).
 
 The corpus is pinned by the SHA-256 of its MANIFEST.json, as DAT consumers pin theirs.
@@ -14,8 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,16 +23,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.adapters.model import read_log_action
-from deltaspec.conformance.adapters.model import snapshot_json as model_snapshot_json
-from deltaspec.conformance.adapters.readers import ReadFailure, TableReader
+from deltaspec.conformance.harness.reading import ReadFailure, TableReader
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
-from deltaspec.model.actions import Action, Commit
-from deltaspec.model.snapshot import Snapshot, apply_commit
 
 Json = dict[str, Any]
+ExpectedStates = Callable[[Path], Iterable[Json]]
+"""A table's expected snapshot JSON at each version (none: nothing to compare)."""
 PINNED_MANIFEST_SHA256 = "c747eccc75b2ce807d7567e47c3fa29c3714b85baac6908ab365788a25f0d197"
-COMMIT = re.compile(r"^(\d{20})\.json$")
 COMPARED = ("files", "protocol", "properties", "partition_columns", "app_txns", "domains")
 
 NEGATIVE_KINDS: dict[str, str] = {
@@ -92,29 +89,6 @@ def load_manifest(
     ]
 
 
-def commit_files(table: Path) -> dict[int, Path]:
-    log = table / "_delta_log"
-    found = {int(m[1]): p for p in log.iterdir() if (m := COMMIT.match(p.name))}
-    return dict(sorted(found.items()))
-
-
-def model_snapshots(table: Path) -> Iterator[Json]:
-    """The model's snapshot JSON after each commit, for logs whose commits start at 0."""
-    files = commit_files(table)
-    if list(files) != list(range(len(files))):
-        return
-    snapshot = Snapshot()
-    for version, path in files.items():
-        actions: list[Action] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                action = read_log_action(json.loads(line), snapshot)
-                if action is not None:
-                    actions.append(action)
-        snapshot = apply_commit(snapshot, Commit(version, tuple(actions)))
-        yield model_snapshot_json(snapshot)
-
-
 def _label_version(label: str) -> int | None:
     return None if label == "latest" else int(label[1:])
 
@@ -134,7 +108,9 @@ def _same_rows(ours: pa.Table, expected: pa.Table) -> bool:
     return _rows(cast, names) == _rows(expected, names)
 
 
-def check_table(reader: TableReader, directory: Path, table: FixtureTable) -> list[CaseResult]:
+def check_table(
+    reader: TableReader, directory: Path, table: FixtureTable, expected_states: ExpectedStates
+) -> list[CaseResult]:
     """Every check of one fixture table; case ids are ``fixtures/<table>/<what>``."""
     root = directory / table.name
     case = f"fixtures/{table.name}"
@@ -165,7 +141,7 @@ def check_table(reader: TableReader, directory: Path, table: FixtureTable) -> li
             (f"version {latest['version']}, expected {table.latest_version}",),
         )
     )
-    for expected in model_snapshots(root):
+    for expected in expected_states(root):
         version = expected["version"]
         if table.name in STATE_NOT_COMPARABLE:
             reason = STATE_NOT_COMPARABLE[table.name]
@@ -222,6 +198,7 @@ def run_fixtures(
     reader: TableReader,
     directory: Path,
     *,
+    expected_states: ExpectedStates,
     pinned: str | None = PINNED_MANIFEST_SHA256,
     progress: Callable[[str], None] | None = None,
 ) -> list[CaseResult]:
@@ -229,5 +206,5 @@ def run_fixtures(
     for table in load_manifest(directory, pinned=pinned):
         if progress is not None:
             progress(table.name)
-        results.extend(check_table(reader, directory, table))
+        results.extend(check_table(reader, directory, table, expected_states))
     return results

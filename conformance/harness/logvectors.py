@@ -20,6 +20,7 @@ import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from deltaspec.conformance.harness.reading import ReadFailure
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 from deltaspec.rules import spec_root
 
@@ -30,7 +31,7 @@ FAMILIES = ("log", "action", "snapshot", "checkpoint", "retention")
 
 class LogReader(Protocol):
     """What a log vector needs of a reader: the snapshot JSON of ``root`` at ``version``
-    (None: latest), or ``readers.ReadFailure`` with a kind."""
+    (None: latest), or ``ReadFailure`` (harness/reading.py) with a kind."""
 
     name: str
 
@@ -150,8 +151,6 @@ def write_log(root: Path, log: Json) -> None:
 
 
 def _judge_read(reader: LogReader, root: Path, read: Json) -> tuple[Verdict, list[Json]]:
-    from deltaspec.conformance.adapters.readers import ReadFailure
-
     version = read["version"]
     try:
         got = reader.read(root, version)

@@ -1,9 +1,9 @@
 """``deltaspec conformance``: run a corpus against one adapter and report asymmetric verdicts.
 
-Suites: ``scenarios`` (spec/scenarios and extra directories, through conformance.runner),
-``fixtures`` (delta-spark-written tables, conformance.fixtures), ``writes`` (what the Spark path
-writes against what delta-spark wrote, conformance.writes). Adapters: ``model``, ``impl``,
-``deltars``, ``spark`` and ``cmd:PROGRAM`` (spec/bridge.md).
+Suites: ``scenarios`` (spec/scenarios and extra directories, through harness/runner.py),
+``fixtures`` (delta-spark-written tables, harness/fixtures.py), ``logs`` (log vectors,
+harness/logvectors.py) and ``writes`` (what the Spark path writes against what delta-spark wrote,
+conformance/writes). Adapters by name: adapters/registry.py.
 """
 
 from __future__ import annotations
@@ -12,75 +12,18 @@ import json
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deltaspec.conformance.adapters.base import Adapter, Unsupported
-from deltaspec.conformance.adapters.readers import DeltaRsReader, ImplReader, TableReader
-from deltaspec.conformance.bridge.client import BridgeError, BridgeProcess
 from deltaspec.conformance.harness.gate import Coverage
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import Scenario
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict, classify
 
 AdapterFactory = Callable[[Path], Adapter]
-
-
-class UnknownAdapter(ValueError):
-    pass
-
-
-@contextmanager
-def adapter_factory(name: str) -> Iterator[AdapterFactory]:
-    """A factory making a fresh adapter per vector (given a scratch directory)."""
-    if name == "model":
-        from deltaspec.conformance.adapters.model import ModelAdapter
-
-        yield lambda _root: ModelAdapter()
-    elif name == "impl":
-        from deltaspec.conformance.adapters.impl import ImplAdapter
-
-        yield ImplAdapter
-    elif name == "deltars":
-        from deltaspec.conformance.adapters.deltars import DeltaRsAdapter
-
-        yield DeltaRsAdapter
-    elif name == "spark":
-        from deltaspec.conformance.adapters.spark import SparkAdapter
-
-        yield SparkAdapter
-    elif name == "deltaspark":
-        from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter
-
-        yield DeltaSparkAdapter
-    elif name == "deltaspark-ops":
-        from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
-
-        yield DeltaSparkOpsAdapter
-    elif name.startswith("cmd:"):
-        from deltaspec.conformance.bridge.client import BridgeAdapter
-
-        process = BridgeProcess(name.removeprefix("cmd:"))
-        try:
-            yield lambda _root: BridgeAdapter(process)
-        finally:
-            process.stop()
-    else:
-        raise UnknownAdapter(
-            f"unknown adapter {name!r} (model, impl, deltars, spark, deltaspark, deltaspark-ops, "
-            "cmd:PROGRAM)"
-        )
-
-
-def reader_for(name: str) -> TableReader | None:
-    if name == "impl":
-        return ImplReader()
-    if name == "deltars":
-        return DeltaRsReader()
-    return None
 
 
 def run_scenario_suite(
@@ -102,7 +45,7 @@ def run_scenario_suite(
                     CaseResult(scenario.id, Verdict.SKIPPED, (str(unsupported),), scenario.rules)
                 )
                 continue
-            except (BridgeError, Exception) as error:  # an adapter crash fails the vector
+            except Exception as error:  # an adapter (or bridge) crash fails the vector
                 results.append(
                     CaseResult(
                         scenario.id,

@@ -81,16 +81,17 @@ class _Session:
             from deltaspec.conformance.harness.logvectors import run_log_vector
 
             return run_log_vector(reader, case.vector)
-        from deltaspec.conformance.harness import suites
+        from deltaspec.conformance.adapters.registry import adapter_factory
+        from deltaspec.conformance.harness.suites import run_scenario_suite
 
         if self._factory is None:
-            self._factory = self._stack.enter_context(suites.adapter_factory(self.adapter))
-        (result,) = suites.run_scenario_suite(self._factory, [case.vector])
+            self._factory = self._stack.enter_context(adapter_factory(self.adapter))
+        (result,) = run_scenario_suite(self._factory, [case.vector])
         return result
 
     def reader(self) -> Any:
         if not self._reader_ready:
-            from deltaspec.cli.conformance import table_reader
+            from deltaspec.conformance.adapters.registry import table_reader
 
             self._reader = self._stack.enter_context(table_reader(self.adapter))
             self._reader_ready = True

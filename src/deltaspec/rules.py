@@ -127,7 +127,7 @@ def rule_text(rule: Rule, root: Traversable | None = None) -> str:
 
 LIVE_ENGINE_FILE = "verified_live.json"
 """spec/data/verified_live.json: the vectors that pass on the live reference engine, by rule
-(written by ``python -m deltaspec.conformance.harness.verified_live``, checked by the live
+(written by ``python -m deltaspec.conformance.tools.verified_live``, checked by the live
 tests)."""
 
 

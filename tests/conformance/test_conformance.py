@@ -11,8 +11,9 @@ import pytest
 
 from deltaspec.cli import main
 from deltaspec.conformance.adapters.impl import ImplAdapter
+from deltaspec.conformance.adapters.registry import adapter_factory
 from deltaspec.conformance.harness.scenarios import RunResult, load_scenarios
-from deltaspec.conformance.harness.suites import adapter_factory, run_scenario_suite
+from deltaspec.conformance.harness.suites import run_scenario_suite
 from deltaspec.conformance.harness.verdicts import (
     CaseResult,
     KnownIssue,
@@ -104,7 +105,7 @@ def test_fixtures_are_pinned_by_manifest_checksum(tmp_path, fixtures_dir):
 
 
 def test_a_reader_that_loses_a_file_is_unsafe(fixtures_dir):
-    from deltaspec.conformance.adapters.readers import ImplReader
+    from deltaspec.conformance.adapters.readers import ImplReader, model_states
     from deltaspec.conformance.harness.fixtures import check_table, load_manifest
 
     class DropsAFile(ImplReader):
@@ -113,7 +114,7 @@ def test_a_reader_that_loses_a_file_is_unsafe(fixtures_dir):
             return {**state, "files": state["files"][1:]}
 
     table = next(t for t in load_manifest(fixtures_dir) if t.name == "golden-basic-update")
-    verdicts = {r.verdict for r in check_table(DropsAFile(), fixtures_dir, table)}
+    verdicts = {r.verdict for r in check_table(DropsAFile(), fixtures_dir, table, model_states)}
     assert Verdict.UNSAFE in verdicts
 
 

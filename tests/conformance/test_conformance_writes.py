@@ -8,7 +8,7 @@ import json
 import pytest
 
 from deltaspec.conformance.harness.verdicts import Verdict
-from deltaspec.conformance.harness.writes import compare, reference_shapes, run_writes
+from deltaspec.conformance.writes.suite import compare, reference_shapes, run_writes
 
 
 def test_a_commit_with_a_foreign_field_or_a_missing_one_is_reported(tmp_path, fixtures_dir):

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from deltaspec.conformance.harness.verdicts import Verdict
-from deltaspec.conformance.harness.writes import LIVE_KNOWN, compare_live, run_live_writes
+from deltaspec.conformance.writes.live import LIVE_KNOWN, compare_live, run_live_writes
 
 pytestmark = pytest.mark.spark
 

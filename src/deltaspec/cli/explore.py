@@ -1,0 +1,120 @@
+"""``deltaspec explore``: enumerate every interleaving of a few writers over the model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "explore", help="enumerate every interleaving of a few writers over the model"
+    )
+    add = parser.add_argument
+    add("--writers", type=int, default=2, help="concurrent writers (default 2)")
+    add("--ops", type=int, default=2, help="operations per writer (default 2)")
+    add("--partitions", type=int, default=1,
+        help="partitions of the table, 0 for unpartitioned (default 1)")  # fmt: skip
+    add("--isolation", choices=["Serializable", "WriteSerializable"],
+        help="the table's delta.isolationLevel (default unset: Serializable)")  # fmt: skip
+    add("--profile", metavar="RELEASE", help="delta-spark release, e.g. 3.1.0")
+    add("--alphabet", metavar="OPS", help="comma-separated operations (default all: append, "
+        "read_write, delete, update, compact, metadata, set_txn)")  # fmt: skip
+    add("--no-put-if-absent", action="store_true",
+        help="a broken log store: a write to an existing version overwrites it")  # fmt: skip
+    add("--no-symmetry", action="store_true", help="no symmetry reduction")
+    add("--mutant", help="swap in a broken model rule for the run "
+        "(no-append-check-under-serializable)")  # fmt: skip
+    add("--max-states", type=int, help="stop after this many distinct states")
+    add("--max-commit-attempts", type=int, metavar="N",
+        help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)")  # fmt: skip
+    add("--export", type=Path, metavar="DIR",
+        help="write the terminal interleavings as tiered scenario vectors")  # fmt: skip
+    add("--export-limit", type=int, default=2000, metavar="N",
+        help="at most N vectors: a deterministic cover (default 2000)")  # fmt: skip
+    add("--regressions", type=Path, default=Path("explore-regressions"), metavar="DIR",
+        help="where a violation's vector is written")  # fmt: skip
+    add("--json", metavar="PATH", help="write a JSON report")
+    add("--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def _explore_progress(quiet: bool) -> Any:
+    from deltaspec.conformance.explore.search import Progress
+
+    if quiet:
+        return None
+    end = "\r" if sys.stderr.isatty() else "\n"
+
+    def show(progress: Progress) -> None:
+        print(
+            f"explore: depth {progress.depth}, {progress.states:,} distinct states, "
+            f"{progress.queued:,} queued, {progress.states_per_second:,.0f} states/s   ",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.explore.export import export, write_violation
+    from deltaspec.conformance.explore.search import ExploreConfig, explore
+    from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
+
+    try:
+        alphabet = check_alphabet(args.alphabet.split(",")) if args.alphabet else ALPHABET
+        config = ExploreConfig(
+            writers=args.writers,
+            ops=args.ops,
+            partitions=args.partitions,
+            isolation=args.isolation,
+            profile=args.profile,
+            put_if_absent=not args.no_put_if_absent,
+            symmetry=not args.no_symmetry,
+            alphabet=alphabet,
+            mutant=args.mutant,
+            max_states=args.max_states,
+            max_commit_attempts=args.max_commit_attempts,
+        )
+    except ExploreError as error:
+        print(f"deltaspec explore: {error}", file=sys.stderr)
+        return 2
+    explorer, report = explore(config, _explore_progress(args.quiet))
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(f"explore {config.slug}: {config.describe()}")
+    print(report.summary())
+    code = 0
+    violation = report.violation
+    if violation is not None:
+        problem = violation.problem
+        print(
+            f"VIOLATION of {problem.rule} ({problem.kind}) at depth {violation.depth}, "
+            f"after {violation.states:,} distinct states:\n  {problem.message}"
+        )
+        print("shortest trace:")
+        print("\n".join(violation.lines()))
+        path = write_violation(config, problem, violation.trace, args.regressions)
+        print(f"vector (the correct rules' outcomes for this schedule): {path}")
+        code = 1
+    elif not report.complete:
+        print(f"incomplete: stopped at {args.max_states:,} states; no violation so far")
+    else:
+        print("safe: every interleaving keeps the log, model and isolation invariants")
+    if args.export is not None and not report.safe:
+        print("nothing exported: the search found a violation or stopped early")
+    elif args.export is not None:
+        exported = export(explorer, args.export, args.export_limit)
+        tiers = ", ".join(f"{tier} {n}" for tier, n in exported.tiers().items())
+        print(
+            f"exported {len(exported.paths):,} of {exported.terminal:,} terminal interleavings "
+            f"to {args.export} ({tiers})"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.json(), indent=2) + "\n")
+    return code

@@ -1,0 +1,31 @@
+"""``deltaspec inspect``: validate a real table and its history."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "inspect", help="validate a real table and its history"
+    )
+    parser.add_argument("path", help="the table's root directory")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.tools.inspect import dot, inspect
+
+    report = inspect(args.path)
+    if args.json:
+        print(json.dumps(report.json(), indent=2))
+    else:
+        print("\n".join(report.lines()))
+    if args.dot is not None:
+        Path(args.dot).write_text(dot(report))
+    return 0 if report.ok else 1

@@ -1,0 +1,67 @@
+"""``deltaspec spec``: list the spec's rule IDs, or print rules."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from difflib import get_close_matches
+from typing import Any
+
+from deltaspec.rules import Rule, load_rules, rule_text, verified_live
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "spec", help="list the spec's rule IDs, or print rules"
+    )
+    parser.add_argument("ids", nargs="*", metavar="RULE", help="print these rules' text")
+    parser.add_argument("--json", action="store_true", help="print the rules as JSON")
+    # --trace ID (spec line → model → impl → tests → vectors) is added here, and run() hands it
+    # to its own function before the listing.
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = load_rules()
+    # --trace ID: ``if args.trace is not None: return <trace>(args.trace)`` goes here.
+    if args.ids:
+        return print_rules(rules, args.ids)
+    live = verified_live()
+    if args.json:
+        rows = [{**r.__dict__, "verified_live": list(live.get(r.id, ()))} for r in rules]
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max(len(r.id) for r in rules)
+    for rule in rules:
+        checked = "live " if rule.id in live else "paper"
+        print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked}  {rule.title}")
+    print(
+        f"{len(rules)} rules; {sum(r.id in live for r in rules)} verified on live delta-spark "
+        "(a vector citing them passes on it), the rest on paper"
+    )
+    return 0
+
+
+def print_rules(rules: list[Rule], ids: list[str]) -> int:
+    """``deltaspec spec RULE ...``: each rule's heading, Releases line and prose."""
+    by_id = {rule.id: rule for rule in rules}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        close = {i: get_close_matches(i, by_id, n=3) for i in unknown}
+        for rule_id, near in close.items():
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            print(f"deltaspec spec: no rule {rule_id!r}{hint}", file=sys.stderr)
+        return 2
+    live = verified_live()
+
+    def status(rule_id: str) -> str:
+        vectors = live.get(rule_id)
+        if not vectors:
+            return "Verified on paper only (no vector citing it passes on live delta-spark)."
+        return f"Verified on live delta-spark by {len(vectors)} vector(s): {', '.join(vectors)}"
+
+    print(
+        "\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source}) {status(i)}" for i in ids)
+    )
+    return 0
