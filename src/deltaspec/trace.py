@@ -59,6 +59,7 @@ def locate(where: str) -> str:
     for part in qualname.split("."):
         target = inspect.getattr_static(target, part)
     target = getattr(target, "fget", target)  # a property's getter
+    target = getattr(target, "func", target)  # a cached_property's function
     source = inspect.getsourcefile(target)  # type: ignore[arg-type]
     _, line = inspect.getsourcelines(target)  # type: ignore[arg-type]
     return f"{_display(Path(source or '?').resolve())}:{line}"
@@ -97,12 +98,18 @@ def citing_tests(rule_id: str, tests: Path) -> list[str]:
 
 def citing_vectors(rule_id: str) -> list[str]:
     """The scenario vectors and log vectors whose ``rules`` cite ``rule_id``."""
+    return [name for name, rules in _vectors() if rule_id in rules]
+
+
+@cache
+def _vectors() -> tuple[tuple[str, frozenset[str]], ...]:
+    """Every vector's name and the rules it cites, loaded once."""
     from deltaspec.conformance.harness.logvectors import load_log_vectors
     from deltaspec.conformance.harness.scenarios import load_scenarios
 
-    scenarios = [f"scenario {s.id}" for s in load_scenarios() if rule_id in s.rules]
-    log_vectors = [f"log vector {v.id}" for v in load_log_vectors() if rule_id in v.rules]
-    return scenarios + log_vectors
+    scenarios = [(f"scenario {s.id}", frozenset(s.rules)) for s in load_scenarios()]
+    log_vectors = [(f"log vector {v.id}", frozenset(v.rules)) for v in load_log_vectors()]
+    return tuple(scenarios + log_vectors)
 
 
 def _heading_line(source: str, rule_id: str) -> int:

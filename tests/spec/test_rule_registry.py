@@ -139,3 +139,16 @@ def test_a_trace_lands_on_one_function_per_side() -> None:
     ]
     assert any(line.startswith("test: tests/") for line in lines)
     assert any(line.startswith("vector: scenario conflict/append-match/") for line in lines)
+
+
+def test_the_spec_command_traces_any_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    from deltaspec.cli import main
+
+    for rule in load_rules():
+        assert main(["spec", "--trace", rule.id]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith(f"spec: spec/{rule.source}:")
+        assert any(line.startswith("model:") for line in lines)
+        assert any(line.startswith("impl:") for line in lines)
+    assert main(["spec", "--trace", "CONFLICT.APPEND_MATCHES"]) == 2
+    assert "did you mean CONFLICT.APPEND_MATCH" in capsys.readouterr().err

@@ -26,8 +26,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add("--no-put-if-absent", action="store_true",
         help="a broken log store: a write to an existing version overwrites it")  # fmt: skip
     add("--no-symmetry", action="store_true", help="no symmetry reduction")
-    add("--mutant", help="swap in a broken model rule for the run "
-        "(no-append-check-under-serializable)")  # fmt: skip
+    add("--fault", "--mutant", dest="fault", help="swap in a model fault (a broken model rule) "
+        "for the run (no-append-check-under-serializable)")  # fmt: skip
     add("--max-states", type=int, help="stop after this many distinct states")
     add("--max-commit-attempts", type=int, metavar="N",
         help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)")  # fmt: skip
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             put_if_absent=not args.no_put_if_absent,
             symmetry=not args.no_symmetry,
             alphabet=alphabet,
-            mutant=args.mutant,
+            fault=args.fault,
             max_states=args.max_states,
             max_commit_attempts=args.max_commit_attempts,
         )

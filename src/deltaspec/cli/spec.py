@@ -17,14 +17,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("ids", nargs="*", metavar="RULE", help="print these rules' text")
     parser.add_argument("--json", action="store_true", help="print the rules as JSON")
-    # --trace ID (spec line → model → impl → tests → vectors) is added here, and run() hands it
-    # to its own function before the listing.
+    parser.add_argument(
+        "--trace",
+        metavar="RULE",
+        help="print where a rule lives: spec line → model → impl (→ Spark path) → tests → vectors",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     rules = load_rules()
-    # --trace ID: ``if args.trace is not None: return <trace>(args.trace)`` goes here.
+    if args.trace is not None:
+        return print_trace(rules, args.trace)
     if args.ids:
         return print_rules(rules, args.ids)
     live = verified_live()
@@ -64,4 +68,14 @@ def print_rules(rules: list[Rule], ids: list[str]) -> int:
     print(
         "\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source}) {status(i)}" for i in ids)
     )
+    return 0
+
+
+def print_trace(rules: list[Rule], rule_id: str) -> int:
+    """``deltaspec spec --trace RULE``: the rule's chain, one line per place."""
+    if rule_id not in {rule.id for rule in rules}:
+        return print_rules(rules, [rule_id])  # the unknown-rule message and exit code
+    from deltaspec.trace import trace
+
+    print("\n".join(trace(rule_id)))
     return 0
