@@ -165,6 +165,11 @@ def log_family() -> list[Json]:
 
 
 def action_family() -> list[Json]:
+    return action_format_vectors() + action_state_vectors()
+
+
+def action_format_vectors() -> list[Json]:
+    """How commit lines and actions are read: line format, unknown actions, latest wins."""
     return [
         vector(
             "action/line-format/blank-lines-and-no-final-newline",
@@ -206,6 +211,12 @@ def action_family() -> list[Json]:
             [snapshot(1, ["b", "c"], tombstones=["a"]),
              snapshot(2, ["a", "b", "c"], tombstones=[])],
         ),
+    ]  # fmt: skip
+
+
+def action_state_vectors() -> list[Json]:
+    """What the other actions do to a snapshot: txn, domains, cdc, commitInfo, partitions."""
+    return [
         vector(
             "action/txn/latest-per-app-wins",
             "The last txn per app id wins even when its version is lower.",
@@ -292,6 +303,11 @@ def snapshot_family() -> list[Json]:
 
 
 def checkpoint_family() -> list[Json]:
+    return checkpoint_hint_vectors() + checkpoint_parts_vectors()
+
+
+def checkpoint_hint_vectors() -> list[Json]:
+    """Reading from a checkpoint found by listing, with a good, stale, torn or missing hint."""
     rows2 = state_rows(2)
     tomb = {"tombstones": ["a"]}
     return [
@@ -332,6 +348,14 @@ def checkpoint_family() -> list[Json]:
              "_last_checkpoint": {"text": '{"version":2,"si'}},
             [snapshot(4, LIVE[4], **tomb)],
         ),
+    ]  # fmt: skip
+
+
+def checkpoint_parts_vectors() -> list[Json]:
+    """Dangling hints, multi-part checkpoints and time travel below a checkpoint."""
+    rows2 = state_rows(2)
+    tomb = {"tombstones": ["a"]}
+    return [
         vector(
             "checkpoint/read/dangling-hint-falls-back",
             "_last_checkpoint names a checkpoint of version 4 that does not exist; the older "
