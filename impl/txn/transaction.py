@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, errors, predicates
+from deltaspec.impl import checkpoint, checksum, errors, predicates
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -398,6 +398,13 @@ class OptimisticTransaction:
             self._rebase_timestamp(winner)
         return latest + 1, current
 
+    def _write_checksum(self, version: int) -> None:
+        """CHECKSUM.WRITE after the commit; a failure is logged, never raised."""
+        try:
+            checksum.write_checksum(self.log, version)
+        except Exception:  # a checksum is an optimisation; the commit already landed
+            LOG.exception("writing the checksum of %s at %s failed", self.log.table_path, version)
+
     # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------
 
     _in_commit_timestamp: int | None = None
@@ -486,6 +493,7 @@ class OptimisticTransaction:
         """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
         (TXN.COMMITTED_IS_FINAL): the commit is in the log, and a caller told otherwise would
         retry it and write its rows twice."""
+        self._write_checksum(version)
         try:
             metadata = self.metadata
             if metadata is None or not checkpoint.needs_checkpoint(version, metadata):
