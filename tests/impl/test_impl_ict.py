@@ -41,9 +41,11 @@ def set_mtime(log_dir: Path, version: int, ms: int) -> None:
 def test_a_table_created_with_the_feature_stamps_every_commit(tmp_path: Path) -> None:
     log = DeltaLog(str(tmp_path))
     create = OptimisticTransaction(log, clock=clock(1000, 1000))
-    create.commit([ICT_PROTOCOL, Metadata("t", SCHEMA, (), dict(ICT_ON))], Operation("CREATE TABLE"))
+    create.commit(
+        [ICT_PROTOCOL, Metadata("t", SCHEMA, (), dict(ICT_ON))], Operation("CREATE TABLE")
+    )
     first = info(log, 0)
-    assert list(first)[0] == "inCommitTimestamp" and first["inCommitTimestamp"] == 1000
+    assert next(iter(first)) == "inCommitTimestamp" and first["inCommitTimestamp"] == 1000
     append(log, "a", 500).commit()  # the clock went back: still strictly after version 0
     assert info(log, 1)["inCommitTimestamp"] == 1001 and info(log, 1)["timestamp"] == 500
     assert "delta.inCommitTimestampEnablementVersion" not in log.snapshot().metadata.configuration
@@ -62,7 +64,9 @@ def test_no_timestamp_without_the_property(tmp_path: Path) -> None:
 def test_a_rebased_commit_moves_past_the_winner(tmp_path: Path) -> None:
     log = DeltaLog(str(tmp_path))
     create = OptimisticTransaction(log, clock=clock(9000, 9000))
-    create.commit([ICT_PROTOCOL, Metadata("t", SCHEMA, (), dict(ICT_ON))], Operation("CREATE TABLE"))
+    create.commit(
+        [ICT_PROTOCOL, Metadata("t", SCHEMA, (), dict(ICT_ON))], Operation("CREATE TABLE")
+    )
     loser = append(log, "b", 9500)
     append(log, "a", 9700).commit()
     assert loser.commit() == 2
