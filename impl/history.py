@@ -10,6 +10,9 @@ from __future__ import annotations
 from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.rules import rule
+
+ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"
 
 
 class TimestampEarlierThanCommitRetentionError(DeltaError):
@@ -22,23 +25,34 @@ class TimestampGreaterThanCommitError(DeltaError):
     kind = "TIMESTAMP_GREATER_THAN_COMMIT"
 
 
+@rule("ICT.TIME_TRAVEL")
 def commit_timestamps(log: DeltaLog) -> dict[int, int]:
-    """Version -> commit timestamp (ms) of every commit file in the log."""
+    """Version -> commit timestamp (ms) of every commit file in the log (ICT.TIME_TRAVEL): the
+    in-commit timestamp from the enablement version on (every version when the feature is on
+    without enablement properties), before it the file time made strictly increasing."""
     listing = log.list_log(None)
-    in_commit = log.snapshot().properties.in_commit_timestamps
+    properties = log.snapshot().properties
+    since: int | None = None
+    if properties.in_commit_timestamps:
+        enabled_at = properties.configuration.get(ENABLEMENT_VERSION, "0")
+        since = int(enabled_at) if enabled_at.strip().isdigit() else 0
     times: dict[int, int] = {}
     previous: int | None = None
     for version in sorted(listing.commits):
         moment = listing.commits[version].modification_time
-        if in_commit:
-            info = next((a for a in log.read_commit(version) if isinstance(a, CommitInfo)), None)
-            ict = info.get("inCommitTimestamp") if info else None
-            if isinstance(ict, int) and not isinstance(ict, bool):
-                moment = ict
+        ict = _in_commit_timestamp(log, version) if since is not None and version >= since else None
+        if ict is not None:
+            moment = ict
         elif previous is not None and moment <= previous:
             moment = previous + 1
         times[version] = previous = moment
     return times
+
+
+def _in_commit_timestamp(log: DeltaLog, version: int) -> int | None:
+    info = next((a for a in log.read_commit(version) if isinstance(a, CommitInfo)), None)
+    ict = info.get("inCommitTimestamp") if info else None
+    return ict if isinstance(ict, int) and not isinstance(ict, bool) else None
 
 
 def version_at(log: DeltaLog, timestamp_ms: int) -> int:

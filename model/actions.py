@@ -136,6 +136,8 @@ class CommitInfo:
     is_blind_append: bool | None = None
     txn_id: str | None = None
     operation_parameters: StrPairs = ()
+    in_commit_timestamp: int | None = None
+    """ICT.ASSIGN: only on tables with in-commit timestamps."""
 
 
 FileAction = AddFile | RemoveFile | AddCDCFile

@@ -26,6 +26,7 @@ from deltaspec.model.outcomes import (
     Skipped,
 )
 from deltaspec.model.profiles import Profile
+from deltaspec.model.timestamps import rebased_past, with_enablement
 from deltaspec.model.transaction import Operation, PreparedCommit, Transaction, prepare
 from deltaspec.rules import rule
 
@@ -118,7 +119,7 @@ def resolve(machine: Machine, name: str) -> Machine:
         )
         if isinstance(verdict, Conflict):
             return _finish(machine, name, writer, verdict)
-        current = verdict
+        current = rebased_past(verdict, machine.log.commits[version], machine.profile)
     resolved = replace(
         writer,
         prepared=current,
@@ -152,7 +153,12 @@ def try_write(machine: Machine, name: str, now: int) -> Machine:
         if writer.done:
             return machine
     assert writer.prepared is not None
-    actions = writer.prepared.file_actions(machine.profile)
+    actions = with_enablement(
+        writer.prepared.file_actions(machine.profile),
+        writer.txn.read_snapshot,
+        writer.attempt_version,
+        machine.profile,
+    )
     log = machine.log.put_if_absent(writer.attempt_version, actions, now)
     if log is not None:
         return _finish(

@@ -31,6 +31,8 @@ class Snapshot:
     app_txns: Mapping[str, SetTransaction] = field(default_factory=lambda: MappingProxyType({}))
     domains: Mapping[str, DomainMetadata] = field(default_factory=lambda: MappingProxyType({}))
     timestamp: int = 0
+    in_commit_timestamp: int | None = None
+    """The commitInfo's ``inCommitTimestamp`` of this version, if any (ICT.ASSIGN)."""
 
     def live_paths(self) -> frozenset[str]:
         return frozenset(path for path, _ in self.files)
@@ -112,6 +114,7 @@ def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
         app_txns=MappingProxyType(app_txns),
         domains=MappingProxyType(domains),
         timestamp=commit.timestamp,
+        in_commit_timestamp=commit.commit_info.in_commit_timestamp if commit.commit_info else None,
     )
 
 

@@ -25,6 +25,7 @@ from deltaspec.model.outcomes import ErrorKind
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
 from deltaspec.model.profiles import Profile
 from deltaspec.model.snapshot import Snapshot
+from deltaspec.model.timestamps import first_in_commit_timestamp, stamped
 from deltaspec.model.values import partition_keys, partition_row, partition_schema
 from deltaspec.rules import rule
 
@@ -412,7 +413,10 @@ def prepare(txn: Transaction, profile: Profile, now: int) -> PreparedCommit | Er
     return PreparedCommit(
         txn=txn,
         actions=actions,
-        commit_info=commit_info(txn, level, blind, profile, now),
+        commit_info=stamped(
+            commit_info(txn, level, blind, profile, now),
+            first_in_commit_timestamp(metadata, txn.read_snapshot, now, profile),
+        ),
         isolation_level=level,
         is_blind_append=blind,
         protocol=new_protocol or txn.read_snapshot.protocol,

@@ -126,6 +126,7 @@ def action(data: Json, snapshot: Snapshot, now: int) -> Action:
                 isolation_level=body.get("isolationLevel"),
                 is_blind_append=body.get("isBlindAppend"),
                 txn_id=body.get("txnId"),
+                in_commit_timestamp=body.get("inCommitTimestamp"),
             )
     raise ValueError(f"unknown action {kind!r}")
 
@@ -208,6 +209,7 @@ def commit_info_json(info: CommitInfo | None) -> Json:
     if info is None:
         return {}
     fields: Mapping[str, Any] = {
+        "inCommitTimestamp": info.in_commit_timestamp,
         "timestamp": info.timestamp,
         "operation": info.operation,
         "readVersion": info.read_version,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, errors, predicates
+from deltaspec.impl import checkpoint, checksum, errors, predicates
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -32,6 +32,7 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
 from deltaspec.impl.table import properties
 from deltaspec.impl.table.releases import Profile
+from deltaspec.impl.txn import timestamps as ict
 from deltaspec.impl.txn import write_boundary
 from deltaspec.impl.txn.conflicts import (
     ROW_TRACKING_DOMAIN,
@@ -296,7 +297,7 @@ class OptimisticTransaction:
         blind = is_blind_append(actions, reads, self.profile)
         if skips_empty_commit(actions, if_needed, level, self.profile):
             return None
-        commit_info = self._commit_info(operation, level, blind)
+        commit_info = self._stamp_first_attempt(self._commit_info(operation, level, blind), actions)
         if self.profile.has("commit_info_last"):
             ordered = [*actions, commit_info]
         else:
@@ -353,6 +354,7 @@ class OptimisticTransaction:
                     return attempt_version
                 current = rebased
                 must_check = False
+            payload = self._restamp(payload, attempt_version)
             try:
                 self.log.store.write_new(commit_name(attempt_version), payload)
                 return attempt_version
@@ -393,7 +395,56 @@ class OptimisticTransaction:
                 return winner_version, None
             winner = WinningCommit(winner_version, tuple(self.log.read_commit(winner_version)))
             current = check_winner(current, winner, self.profile)
+            self._rebase_timestamp(winner)
         return latest + 1, current
+
+    def _write_checksum(self, version: int) -> None:
+        """CHECKSUM.WRITE after the commit; a failure is logged, never raised."""
+        try:
+            checksum.write_checksum(self.log, version)
+        except Exception:  # a checksum is an optimisation; the commit already landed
+            LOG.exception("writing the checksum of %s at %s failed", self.log.table_path, version)
+
+    # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------
+
+    _in_commit_timestamp: int | None = None
+    _enables_in_commit_timestamps: bool = False
+
+    def _stamp_first_attempt(self, info: CommitInfo, actions: Sequence[Action]) -> CommitInfo:
+        """ICT.ASSIGN: the commitInfo with the first attempt's in-commit timestamp, if any."""
+        metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
+        now = info.get("timestamp")
+        assert isinstance(now, int)
+        self._in_commit_timestamp = ict.first_in_commit_timestamp(
+            metadata, self.snapshot, now, self.profile
+        )
+        self._enables_in_commit_timestamps = ict.enables_in_commit_timestamps(
+            metadata, self.snapshot, self.profile
+        )
+        return ict.stamped(info, self._in_commit_timestamp)
+
+    def _rebase_timestamp(self, winner: WinningCommit) -> None:
+        """ICT.RETRY: move the in-commit timestamp past ``winner``'s."""
+        if self._in_commit_timestamp is not None:
+            self._in_commit_timestamp = ict.rebased_in_commit_timestamp(
+                self._in_commit_timestamp,
+                self.log,
+                winner.version,
+                winner.actions,
+                self._enables_in_commit_timestamps,
+            )
+
+    def _restamp(self, payload: bytes, version: int) -> bytes:
+        """The bytes of an attempt at ``version`` (ICT.ENABLEMENT follows the version)."""
+        if self._in_commit_timestamp is None:
+            return payload
+        return ict.restamped(
+            payload,
+            self._in_commit_timestamp,
+            version,
+            self._enables_in_commit_timestamps,
+            table=self.log.table_path,
+        )
 
     @rule("RETRY.NONE_V01", "RETRY.MAX_ATTEMPTS", "RETRY.UNBOUNDED")
     def _after_collision(self, attempt: int, attempt_version: int) -> None:
@@ -442,6 +493,7 @@ class OptimisticTransaction:
         """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
         (TXN.COMMITTED_IS_FINAL): the commit is in the log, and a caller told otherwise would
         retry it and write its rows twice."""
+        self._write_checksum(version)
         try:
             metadata = self.metadata
             if metadata is None or not checkpoint.needs_checkpoint(version, metadata):

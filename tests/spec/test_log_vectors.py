@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import cited_by_tests
 
 from deltaspec.conformance.adapters.readers import (
     DeltaRsReader,
@@ -75,6 +76,9 @@ NO_VECTOR_YET = {
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
     "TXN.TABLE_PROPERTIES": "an invalid delta.isolationLevel refused at commit: a vector to add",
     "TXN.WRITE_BOUNDARY": "a writer staging what its reader refuses: a vector to add",
+    "CHECKSUM.WRITE": "a checksum file's contents: the vector formats have no crc field yet",
+    "CHECKSUM.VERIFY": "a corrupt checksum file: the vector formats have no crc field yet",
+    "ICT.TIME_TRAVEL": "time travel by timestamp: no vector step reads by timestamp yet",
 }
 
 
@@ -86,12 +90,9 @@ def test_every_rule_in_the_spec_has_a_vector(vectors):
     known = {rule.id for rule in load_rules()}
     assert known - cited == set(NO_VECTOR_YET)
     assert cited - known == set()
-    tests = "".join(
-        p.read_text()
-        for p in (Path(__file__).parents[1] / "reliability").glob("test_reliability_*.py")
-    )
+    tested = cited_by_tests(Path(__file__).parents[1])
     for rule in NO_VECTOR_YET:
-        assert f'"{rule}"' in tests, f"{rule} has neither a vector nor a reliability test"
+        assert rule in tested, f"{rule} has neither a vector nor a test marked with it"
 
 
 def test_a_malformed_vector_is_refused():

@@ -1,0 +1,173 @@
+"""Version checksum files ``<v>.crc`` (spec/timestamps.md: CHECKSUM.WRITE, CHECKSUM.VERIFY).
+
+The writer writes one after each commit from the snapshot at that version (never incrementally
+from the previous checksum, so a corrupt one is not carried forward); a reader verifies one on
+request. Neither ever fails a commit or a read on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pyarrow.compute as pc
+
+from deltaspec.impl import codec
+from deltaspec.impl.actions import Action, CommitInfo
+from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.rules import rule
+
+LOG = logging.getLogger(__name__)
+
+_MB = 1024 * 1024
+_BIN_STEPS = (  # (from, to, step) in MiB: delta-spark 4.4.0's file size histogram bins
+    (4, 40, 4),
+    (40, 120, 8),
+    (120, 144, 4),
+    (144, 576, 16),
+    (576, 1408, 64),
+    (1408, 2048, 128),
+    (2048, 4096, 256),
+)
+BIN_BOUNDARIES: tuple[int, ...] = (
+    0,
+    *(8192 * 2**i for i in range(9)),
+    *(m * _MB for low, high, step in _BIN_STEPS for m in range(low, high, step)),
+    *(4096 * _MB * 2**i for i in range(7)),
+)
+"""The ``fileSizeHistogram.sortedBinBoundaries`` delta-spark writes (bytes, 95 bins)."""
+
+COMPARED = (
+    "tableSizeBytes",
+    "numFiles",
+    "numMetadata",
+    "numProtocol",
+    "metadata",
+    "protocol",
+    "setTransactions",
+    "domainMetadata",
+)
+"""The fields CHECKSUM.VERIFY compares (the latter two when the checksum has them)."""
+
+
+class ChecksumMismatchError(DeltaError):
+    """CHECKSUM.VERIFY: ``<v>.crc`` disagrees with the replayed state."""
+
+    error_class = "DELTA_TXN_LOG_FAILED_INTEGRITY"
+    kind = "TXN_LOG_FAILED_INTEGRITY"
+
+
+def checksum_name(version: int) -> str:
+    return f"{version:020d}.crc"
+
+
+def _json_of(action: Action) -> Any:
+    line = codec.encode_commit([action]).decode("utf-8")
+    return next(iter(json.loads(line).values()))
+
+
+def file_size_histogram(sizes: list[int]) -> dict[str, list[int]]:
+    """Live file counts and bytes per size bin (``fileSizeHistogram``)."""
+    counts = [0] * len(BIN_BOUNDARIES)
+    totals = [0] * len(BIN_BOUNDARIES)
+    for size in sizes:
+        index = max(i for i, low in enumerate(BIN_BOUNDARIES) if size >= low)
+        counts[index] += 1
+        totals[index] += size
+    return {
+        "sortedBinBoundaries": list(BIN_BOUNDARIES),
+        "fileCounts": counts,
+        "totalBytes": totals,
+    }
+
+
+@rule("CHECKSUM.WRITE", "CHECKSUM.VERIFY")
+def version_checksum(snapshot: Snapshot, txn_id: str | None = None) -> dict[str, Any]:
+    """CHECKSUM.WRITE: the checksum of ``snapshot`` in delta-spark 4.4.0's field order (no
+    ``allFiles``, which delta-spark writes only for small tables and readers may ignore)."""
+    sizes = [int(s) for s in snapshot.live_files.column("size").to_pylist()]
+    checksum: dict[str, Any] = {} if txn_id is None else {"txnId": txn_id}
+    total = pc.sum(snapshot.live_files.column("size")).as_py() if sizes else 0
+    checksum |= {
+        "tableSizeBytes": int(total or 0),
+        "numFiles": len(sizes),
+        "numMetadata": 1,
+        "numProtocol": 1,
+    }
+    if snapshot.properties.in_commit_timestamps:
+        checksum["inCommitTimestampOpt"] = snapshot.timestamp
+    checksum |= {
+        "setTransactions": [_json_of(t) for _, t in sorted(snapshot.all_app_transactions.items())],
+        "domainMetadata": [_json_of(d) for _, d in sorted(snapshot.domains.items())],
+        "metadata": _json_of(snapshot.metadata),
+        "protocol": _json_of(snapshot.protocol),
+        "fileSizeHistogram": file_size_histogram(sizes),
+    }
+    return checksum
+
+
+def write_checksum(log: DeltaLog, version: int) -> None:
+    """CHECKSUM.WRITE: write ``<version>.crc`` after the commit landed; an existing file is
+    left alone. Raises on failure: the caller (the post-commit step) logs and goes on."""
+    info = next((a for a in log.read_commit(version) if isinstance(a, CommitInfo)), None)
+    txn_id = info.get("txnId") if info is not None else None
+    checksum = version_checksum(log.snapshot(version), txn_id if isinstance(txn_id, str) else None)
+    data = json.dumps(checksum, separators=(",", ":")).encode("utf-8")
+    if not log.store.exists(checksum_name(version)):
+        log.store.write_new(checksum_name(version), data)
+
+
+def read_checksum(log: DeltaLog, version: int) -> dict[str, Any] | None:
+    """The parsed ``<version>.crc``, or None when it is absent or unreadable."""
+    try:
+        parsed = json.loads(log.store.read(checksum_name(version)))
+    except (OSError, ValueError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def checksum_mismatches(stored: dict[str, Any], snapshot: Snapshot) -> list[str]:
+    """The CHECKSUM.VERIFY fields on which ``stored`` disagrees with ``snapshot``."""
+    computed = version_checksum(snapshot)
+    return [
+        key
+        for key in COMPARED
+        if key in stored
+        and (
+            _normalised(stored[key], key) != _normalised(computed[key], key)
+            if key in ("metadata", "protocol")
+            else stored[key] != computed[key]
+        )
+    ]
+
+
+def _normalised(value: Any, key: str) -> Any:
+    """Protocol feature lists compare as sets; absent optional metadata fields as absent."""
+    if not isinstance(value, dict):
+        return value
+    out = {k: v for k, v in value.items() if v is not None}
+    if key == "protocol":
+        for features in ("readerFeatures", "writerFeatures"):
+            if features in out:
+                out[features] = sorted(out[features])
+    return out
+
+
+def verify_checksum(log: DeltaLog, version: int | None = None) -> bool:
+    """CHECKSUM.VERIFY: check ``<version>.crc`` (default: the latest) against the replayed
+    state. False when there is no readable checksum; ChecksumMismatchError on a mismatch."""
+    snapshot = log.snapshot(version)
+    stored = read_checksum(log, snapshot.version)
+    if stored is None:
+        return False
+    wrong = checksum_mismatches(stored, snapshot)
+    if wrong:
+        raise ChecksumMismatchError(
+            f"the checksum disagrees with the log on {wrong}",
+            table=log.table_path,
+            version=snapshot.version,
+            file=checksum_name(snapshot.version),
+        )
+    return True
