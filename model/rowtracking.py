@@ -40,10 +40,9 @@ def domain_high_water_mark(domain: DomainMetadata) -> int:
 
 
 def high_water_mark_domain(mark: int) -> DomainMetadata:
-    """The ``delta.rowTracking`` domain as delta-spark writes it."""
-    return DomainMetadata(
-        ROW_TRACKING_DOMAIN, json.dumps({"rowIdHighWaterMark": mark}, separators=(",", ":"))
-    )
+    """The ``delta.rowTracking`` domain as delta-spark writes it (its name repeated inside)."""
+    configuration = {"rowIdHighWaterMark": mark, "domainName": ROW_TRACKING_DOMAIN}
+    return DomainMetadata(ROW_TRACKING_DOMAIN, json.dumps(configuration, separators=(",", ":")))
 
 
 def high_water_mark(snapshot: Snapshot) -> int:

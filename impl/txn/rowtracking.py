@@ -41,7 +41,9 @@ def _mark_of(domain: DomainMetadata) -> int:
 
 
 def _mark_domain(mark: int) -> DomainMetadata:
-    return DomainMetadata(ROW_TRACKING_DOMAIN, f'{{"rowIdHighWaterMark":{mark}}}', False)
+    """The ``delta.rowTracking`` domain as delta-spark writes it (its name repeated inside)."""
+    configuration = f'{{"rowIdHighWaterMark":{mark},"domainName":"{ROW_TRACKING_DOMAIN}"}}'
+    return DomainMetadata(ROW_TRACKING_DOMAIN, configuration, False)
 
 
 def high_water_mark(snapshot: Snapshot | None) -> int:
