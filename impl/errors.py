@@ -212,6 +212,12 @@ class DuplicateDomainMetadataError(CommitValidationError):
     kind = "DUPLICATE_DOMAIN_METADATA"
 
 
+class RowIdAssignmentWithoutStatsError(CommitValidationError):
+    """ROWTRACKING.FRESH_ROW_IDS: an add that needs row ids has no ``numRecords``."""
+
+    kind = "ROW_ID_ASSIGNMENT_WITHOUT_STATS"
+
+
 class InvalidCommitActionError(CommitValidationError):
     """An action this implementation's own reader would refuse (TXN.WRITE_BOUNDARY): nothing is
     committed that the log could not be read back from."""

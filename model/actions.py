@@ -70,6 +70,8 @@ class AddFile:
     data_change: bool = True
     stats: str | None = None
     dv_id: str | None = None
+    base_row_id: int | None = None
+    default_row_commit_version: int | None = None
 
     @property
     def key(self) -> FileKey:

@@ -30,6 +30,7 @@ from deltaspec.model.isolation import ROW_TRACKING_DOMAIN, IsolationLevel
 from deltaspec.model.outcomes import Conflict, ConflictKind
 from deltaspec.model.predicates import evaluate
 from deltaspec.model.profiles import CheckOrder, Profile
+from deltaspec.model.rowtracking import reassign_row_tracking
 from deltaspec.model.transaction import PreparedCommit
 from deltaspec.model.values import partition_row, partition_schema
 from deltaspec.rules import rule
@@ -336,13 +337,16 @@ def check_order(profile: Profile) -> tuple[Check, ...]:
                 check_deleted_vs_deleted,
                 check_app_txns,
             )
-            return (*files_first, check_domains) if profile.has("domain_metadata") else files_first
+            if not profile.has("domain_metadata"):
+                return files_first
+            return (*files_first, check_domains, reassign_row_tracking)
         case CheckOrder.CHEAP_FIRST:
             return (
                 check_protocol,
                 check_metadata,
                 check_domains,
                 check_app_txns,
+                reassign_row_tracking,
                 check_added_files,
                 check_deleted_vs_read,
                 check_deleted_vs_deleted,

@@ -24,6 +24,11 @@ from deltaspec.model.isolation import IsolationLevel, isolation_level
 from deltaspec.model.outcomes import ErrorKind
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
 from deltaspec.model.profiles import Profile
+from deltaspec.model.rowtracking import (
+    assign_default_row_commit_versions,
+    assign_fresh_row_ids,
+    high_water_mark,
+)
 from deltaspec.model.snapshot import Snapshot
 from deltaspec.model.timestamps import first_in_commit_timestamp, stamped
 from deltaspec.model.values import partition_keys, partition_row, partition_schema
@@ -169,6 +174,8 @@ class PreparedCommit:
     is_blind_append: bool
     protocol: Protocol | None
     metadata: Metadata | None
+    row_id_high_water_mark: int = -1
+    """The row-id high-water mark the row ids were assigned from (ROWTRACKING.REBASE)."""
 
     @property
     def metadata_changed(self) -> bool:
@@ -346,6 +353,8 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,
+        assign_fresh_row_ids,
+        assign_default_row_commit_versions,
     )
 
 
@@ -421,4 +430,5 @@ def prepare(txn: Transaction, profile: Profile, now: int) -> PreparedCommit | Er
         is_blind_append=blind,
         protocol=new_protocol or txn.read_snapshot.protocol,
         metadata=metadata,
+        row_id_high_water_mark=high_water_mark(txn.read_snapshot),
     )

@@ -520,6 +520,10 @@ class DeltaSparkAdapter:
             },
             "tombstones": sorted(r["path"] for r in rows(snap.tombstones())),
             "stats": {f["path"]: f.get("stats") for f in sorted(files, key=lambda f: f["path"])},
+            "row_ids": {
+                f["path"]: [f.get("baseRowId"), f.get("defaultRowCommitVersion")]
+                for f in sorted(files, key=lambda f: f["path"])
+            },
             "properties": dict(metadata.get("configuration", {})),
             "schema": metadata.get("schemaString"),
             "partition_columns": list(metadata.get("partitionColumns", [])),

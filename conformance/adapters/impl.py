@@ -121,6 +121,8 @@ def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
             body.get("dataChange", True),
             stats=body.get("stats"),
             deletion_vector=_dv(body),
+            base_row_id=body.get("baseRowId"),
+            default_row_commit_version=body.get("defaultRowCommitVersion"),
         )
     if kind == "remove":
         return _remove(body, snapshot, now)
@@ -185,6 +187,10 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
         "tombstones": sorted(path for path, _ in snapshot.tombstones),
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
+        "row_ids": {
+            path: [f.base_row_id, f.default_row_commit_version]
+            for (path, _), f in sorted(snapshot.files.items())
+        },
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
         "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
         "partition_columns": list(snapshot.partition_columns),

@@ -89,6 +89,8 @@ def action(data: Json, snapshot: Snapshot, now: int) -> Action:
                 data_change=body.get("dataChange", True),
                 stats=body.get("stats"),
                 dv_id=_dv_id(body),
+                base_row_id=body.get("baseRowId"),
+                default_row_commit_version=body.get("defaultRowCommitVersion"),
             )
         case "remove":
             live = snapshot.file_by_path(body["path"])
@@ -227,6 +229,10 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "files": sorted(path for path, _ in snapshot.files),
         "tombstones": sorted(path for path, _ in snapshot.tombstones),
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
+        "row_ids": {
+            path: [f.base_row_id, f.default_row_commit_version]
+            for (path, _), f in sorted(snapshot.files.items())
+        },
         "app_txns": {app: txn.version for app, txn in sorted(snapshot.app_txns.items())},
         "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
         "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},

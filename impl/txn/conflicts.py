@@ -27,6 +27,7 @@ from deltaspec.impl.actions import (
 )
 from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table.releases import Profile
+from deltaspec.impl.txn.rowtracking import reassign_row_tracking
 from deltaspec.rules import rule
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
@@ -70,6 +71,8 @@ class CurrentTransactionInfo:
     is_blind_append: bool
     protocol: Protocol | None
     metadata: Metadata | None
+    row_id_high_water_mark: int = -1
+    """The row-id high-water mark the row ids were assigned from (ROWTRACKING.REBASE)."""
 
     @cached_property
     def metadata_changed(self) -> bool:
@@ -404,9 +407,12 @@ def check_order(profile: Profile) -> tuple[Check, ...]:
         return (check_protocol, check_metadata, check_legacy_write, check_app_txns)
     file_checks = (check_added_files, check_deleted_vs_read, check_deleted_vs_deleted)
     if profile.has("cheap_checks_first"):
-        return (check_protocol, check_metadata, check_domains, check_app_txns, *file_checks)
+        cheap = (check_protocol, check_metadata, check_domains, check_app_txns)
+        return (*cheap, reassign_row_tracking, *file_checks)
     files_first = (check_protocol, check_metadata, *file_checks, check_app_txns)
-    return (*files_first, check_domains) if profile.has("domain_metadata") else files_first
+    if not profile.has("domain_metadata"):
+        return files_first
+    return (*files_first, check_domains, reassign_row_tracking)
 
 
 @rule("CONFLICT.PER_WINNER")

@@ -27,6 +27,7 @@ from deltaspec.impl.snapshot import Snapshot
 from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.conflicts import ReadSet
+from deltaspec.impl.txn.rowtracking import assign_default_row_commit_versions, assign_fresh_row_ids
 from deltaspec.rules import rule
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
@@ -201,6 +202,8 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,
+        assign_fresh_row_ids,
+        assign_default_row_commit_versions,
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, checksum, errors, predicates
+from deltaspec.impl import checkpoint, checksum, codec, errors, predicates
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -48,6 +48,7 @@ from deltaspec.impl.txn.prepare import (
     prepare,
     skips_empty_commit,
 )
+from deltaspec.impl.txn.rowtracking import high_water_mark
 from deltaspec.rules import rule
 
 LOG = logging.getLogger(__name__)
@@ -321,6 +322,7 @@ class OptimisticTransaction:
             protocol=next((a for a in actions if isinstance(a, Protocol)), None)
             or (None if self.snapshot is None else self.snapshot.protocol),
             metadata=metadata,
+            row_id_high_water_mark=high_water_mark(self.snapshot),
         )
         version = self._write_with_retries(payload, current)
         crashpoints.reached("commit.after_put")
@@ -352,6 +354,7 @@ class OptimisticTransaction:
                 )
                 if rebased is None:  # the winner is our own commit
                     return attempt_version
+                payload = self._rebased_payload(payload, current, rebased, attempt_version)
                 current = rebased
                 must_check = False
             payload = self._restamp(payload, attempt_version)
@@ -380,6 +383,34 @@ class OptimisticTransaction:
             attempt += 1
             self._after_collision(attempt, attempt_version)
             must_check = True
+
+    def _rebased_payload(
+        self,
+        payload: bytes,
+        before: CurrentTransactionInfo,
+        after: CurrentTransactionInfo,
+        version: int,
+    ) -> bytes:
+        """The commit's bytes after a rebase that changed its actions (ROWTRACKING.REBASE): the
+        same commitInfo, in the same place, with the rebased actions."""
+        if after.actions == before.actions:
+            return payload
+        table = self.log.table_path
+        written = codec.decode_commit(
+            payload, table=table, version=version, file=commit_name(version)
+        )
+        info = [a for a in written if isinstance(a, CommitInfo)]
+        ordered = (
+            [*after.actions, *info]
+            if self.profile.has("commit_info_last")
+            else [
+                *info,
+                *after.actions,
+            ]
+        )
+        rebased = write_boundary.encode(ordered, table=table, version=version)
+        write_boundary.check_commit(rebased, table=table, version=version)
+        return rebased
 
     @rule("RETRY.NEXT_VERSION")
     def _resolve(

@@ -60,7 +60,7 @@ IMPL_NAMED_OTHERWISE: dict[str, str] = {
 }
 """Rules whose impl function is deliberately named unlike the model's, with the reason."""
 
-IMPL_SIDE_IN_TXN = ("TXN.", "CONFLICT.", "RETRY.", "ISOLATION.")
+IMPL_SIDE_IN_TXN = ("TXN.", "CONFLICT.", "RETRY.", "ISOLATION.", "ROWTRACKING.")
 """Rule areas whose impl side lives in deltaspec.impl.txn; other areas' impl markers are not
 required here yet (their folders are marked separately)."""
 
