@@ -39,12 +39,9 @@ from deltaspec.impl.spark.overwrite import (
     replace_where_condition,
     require_rows_inside,
 )
+from deltaspec.impl.table.features import SPARK_PATH_WRITER_FEATURES
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.rules import rule
-
-SUPPORTED_WRITER_FEATURES = frozenset(
-    {"appendOnly", "invariants", "checkConstraints", "timestampNtz", "deletionVectors"}
-)
 
 
 def _flag(value: Any) -> bool:
@@ -65,7 +62,7 @@ def require_writable(table_protocol: Protocol, table: str) -> None:
     """The table's writer protocol must be one this path honours."""
     version = table_protocol.min_writer_version
     if version >= 7:
-        unsupported = sorted(set(table_protocol.writer_features or ()) - SUPPORTED_WRITER_FEATURES)
+        unsupported = sorted(set(table_protocol.writer_features or ()) - SPARK_PATH_WRITER_FEATURES)
     else:
         unsupported = [f"writer version {version}"] if version > 3 else []
     if unsupported:

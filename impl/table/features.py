@@ -11,7 +11,9 @@ from deltaspec.impl.errors import UnsupportedProtocolError
 
 __all__ = [
     "MAX_READER_VERSION",
+    "SPARK_PATH_WRITER_FEATURES",
     "SUPPORTED_READER_FEATURES",
+    "WRITER_FEATURES",
     "check_reader_protocol",
     "features",
     "is_downgrade",
@@ -41,6 +43,45 @@ for the scan to apply. Variant, catalog-managed and coordinated-commit tables ar
 """
 
 MAX_READER_VERSION = 3
+
+
+WRITER_FEATURES = frozenset(
+    {
+        "appendOnly",
+        "invariants",
+        "checkConstraints",
+        "changeDataFeed",
+        "generatedColumns",
+        "columnMapping",
+        "identityColumns",
+        "deletionVectors",
+        "rowTracking",
+        "timestampNtz",
+        "domainMetadata",
+        "v2Checkpoint",
+        "icebergCompatV1",
+        "icebergCompatV2",
+        "clustering",
+        "vacuumProtocolCheck",
+        "typeWidening",
+        "typeWidening-preview",
+        "inCommitTimestamp",
+        "allowColumnDefaults",
+    }
+)
+"""Writer features of the Delta protocol that this writer knows and keeps: the log-level ones
+are implemented here (appendOnly, domainMetadata, v2Checkpoint, deletionVectors keys,
+inCommitTimestamp reads...), the data-level ones are the callers' (the Spark path). A table
+with any other writer feature (an unknown one, ``variantType``, ``catalogManaged``,
+``coordinatedCommits``) is refused for writing, as delta-spark refuses features it does not
+know."""
+
+SPARK_PATH_WRITER_FEATURES = frozenset(
+    {"appendOnly", "invariants", "checkConstraints", "timestampNtz", "deletionVectors"}
+)
+"""The writer features the Spark path honours when it writes data (a subset of
+:data:`WRITER_FEATURES`): the others need work on the data that path does not do yet, so a table
+with them is refused for Spark writes."""
 
 
 def check_reader_protocol(

@@ -26,12 +26,11 @@ from deltaspec.impl.errors import (
 )
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.table import paths, properties
-from deltaspec.impl.table.features import check_reader_protocol
+from deltaspec.impl.table.features import WRITER_FEATURES, check_reader_protocol
 from deltaspec.rules import rule
 
 __all__ = [
     "MAX_WRITER_VERSION",
-    "SUPPORTED_WRITER_FEATURES",
     "check_commit",
     "check_writer_protocol",
     "encode",
@@ -39,44 +38,13 @@ __all__ = [
 
 MAX_WRITER_VERSION = 7
 
-SUPPORTED_WRITER_FEATURES = frozenset(
-    {
-        "appendOnly",
-        "invariants",
-        "checkConstraints",
-        "changeDataFeed",
-        "generatedColumns",
-        "columnMapping",
-        "identityColumns",
-        "deletionVectors",
-        "rowTracking",
-        "timestampNtz",
-        "domainMetadata",
-        "v2Checkpoint",
-        "icebergCompatV1",
-        "icebergCompatV2",
-        "clustering",
-        "vacuumProtocolCheck",
-        "typeWidening",
-        "typeWidening-preview",
-        "inCommitTimestamp",
-        "allowColumnDefaults",
-    }
-)
-"""Writer features of the Delta protocol that this writer knows and keeps: the log-level ones
-are implemented here (appendOnly, domainMetadata, v2Checkpoint, deletionVectors keys,
-inCommitTimestamp reads...), the data-level ones are the callers' (the Spark path). A table
-with any other writer feature (an unknown one, ``variantType``, ``catalogManaged``,
-``coordinatedCommits``) is refused for writing, as delta-spark refuses features it does not
-know."""
-
 
 def check_writer_protocol(
     protocol: Protocol, *, table: str | None = None, version: int | None = None
 ) -> None:
     """UnsupportedWriterProtocolError for a protocol this writer must not write to
     (ACTION.PROTOCOL): ``minWriterVersion`` above 7 or below 1, or (at 7) a writer feature
-    outside :data:`SUPPORTED_WRITER_FEATURES`."""
+    outside :data:`WRITER_FEATURES`."""
     if not 1 <= protocol.min_writer_version <= MAX_WRITER_VERSION:
         raise UnsupportedWriterProtocolError(
             f"minWriterVersion {protocol.min_writer_version} is not supported "
@@ -85,7 +53,7 @@ def check_writer_protocol(
             version=version,
         )
     if protocol.min_writer_version == MAX_WRITER_VERSION:
-        unknown = sorted(set(protocol.writer_features or ()) - SUPPORTED_WRITER_FEATURES)
+        unknown = sorted(set(protocol.writer_features or ()) - WRITER_FEATURES)
         if unknown:
             raise UnsupportedWriterProtocolError(
                 f"unsupported writer features {unknown}", table=table, version=version

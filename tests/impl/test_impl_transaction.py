@@ -273,3 +273,9 @@ def test_four_processes_append_a_hundred_commits(tmp_path: Path) -> None:
         for i, v in enumerate(per_worker):
             assert any(isinstance(a, AddFile) and a.path == f"p=a/w{w}-{i}.parquet"
                        for a in log.read_commit(v))  # fmt: skip
+
+
+def test_the_spark_path_honours_only_features_the_commit_path_keeps() -> None:
+    from deltaspec.impl.table.features import SPARK_PATH_WRITER_FEATURES, WRITER_FEATURES
+
+    assert SPARK_PATH_WRITER_FEATURES < WRITER_FEATURES
