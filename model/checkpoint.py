@@ -128,25 +128,35 @@ def unexpired_tombstones(snapshot: Snapshot, now: int) -> tuple[RemoveFile, ...]
     )
 
 
+def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
+    """The files of one checkpoint of ``version``: ``<v>.checkpoint.parquet`` (classic), or
+    ``<v>.checkpoint.<i>.<parts>.parquet`` for i in 1..parts (multi-part), numbers zero-padded
+    (20 digits for the version, 10 for i and parts)."""
+    if parts is None or parts <= 1:
+        return (f"{version:020d}.checkpoint.parquet",)
+    return tuple(
+        f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet" for i in range(1, parts + 1)
+    )
+
+
 def listed_commit_times(
-    commit_times: Mapping[int, int], checkpoint_times: Mapping[int, int]
+    commit_times: Mapping[int, int], checkpoint_files: Mapping[int, Sequence[int]]
 ) -> dict[int, int]:
     """RETENTION.LOG step 2: each listed commit's modification time made strictly increasing
-    over the listing in name order, where a version's checkpoint file comes before its commit
-    file (``<v>.checkpoint.parquet`` < ``<v>.json``). ``commit_times`` and ``checkpoint_times``
-    map the versions still listed to the times their files were written."""
+    over the listing in name order, where a version's checkpoint files come before its commit
+    file (``<v>.checkpoint…`` < ``<v>.json``). ``commit_times`` maps the versions still listed to
+    the times their commit files were written; ``checkpoint_files`` maps versions to the times of
+    their checkpoint files, in name order."""
     adjusted: dict[int, int] = {}
     previous: int | None = None
-    for version in sorted({*commit_times, *checkpoint_times}):
-        for times in (checkpoint_times, commit_times):
-            if version not in times:
-                continue
-            moment = times[version]
-            if previous is not None and moment <= previous:
-                moment = previous + 1
-            previous = moment
-            if times is commit_times:
-                adjusted[version] = moment
+    for version in sorted({*commit_times, *checkpoint_files}):
+        files = [*checkpoint_files.get(version, ())]
+        if version in commit_times:
+            files.append(commit_times[version])
+        for moment in files:
+            previous = moment if previous is None or moment > previous else previous + 1
+        if version in commit_times:
+            adjusted[version] = previous if previous is not None else commit_times[version]
     return adjusted
 
 

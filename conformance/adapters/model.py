@@ -31,6 +31,7 @@ from deltaspec.model.actions import (
     str_pairs,
 )
 from deltaspec.model.checkpoint import (
+    checkpoint_file_names,
     expired_log_versions,
     listed_commit_times,
     min_file_retention_timestamp,
@@ -268,7 +269,8 @@ class ModelAdapter:
         self.machine = m.Machine()
         self.now = 0
         self.log_start = 0
-        self.checkpoint_times: dict[int, int] = {}
+        self.checkpoint_files: dict[str, int] = {}
+        """Checkpoint file name → the clock of the step that wrote it."""
         self.data_files: dict[str, int] = {}
 
     def create(self, setup: TableSetup) -> None:
@@ -327,15 +329,16 @@ class ModelAdapter:
         self.machine = m.resolve(self.machine, writer)
         return self._outcome(writer)
 
-    def checkpoint(self, version: int, now: int) -> None:
+    def checkpoint(self, version: int, now: int, parts: int | None = None) -> None:
         """Checkpoint ``version`` (a file that exists keeps its time), then clean up the log."""
         self.now = now
         self.machine = replace(self.machine, log=self.machine.log.with_checkpoint(version))
-        self.checkpoint_times.setdefault(version, now)
+        for name in checkpoint_file_names(version, parts):
+            self.checkpoint_files.setdefault(name, now)
         self._clean_up(version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
-        self.checkpoint(version, now)  # parts are a layout: the model's checkpoint is a version
+        self.checkpoint(version, now, parts)
 
     def _clean_up(self, version: int) -> None:
         """RETENTION.LOG after checkpointing ``version``, over the files still listed."""
@@ -343,17 +346,22 @@ class ModelAdapter:
         metadata = log.snapshots[version].metadata
         if metadata is None or metadata.property("delta.enableExpiredLogCleanup", "true") != "true":
             return
+        files: dict[int, list[int]] = {}
+        for name, written in sorted(self.checkpoint_files.items()):
+            files.setdefault(int(name.split(".", 1)[0]), []).append(written)
         listed = listed_commit_times(
             {c.version: c.timestamp for c in log.commits[self.log_start : version + 1]},
-            {v: t for v, t in self.checkpoint_times.items() if v <= version},
+            {v: times for v, times in files.items() if v <= version},
         )
         # versions no longer listed take no part: times far below any listed one
         times = [listed.get(v, v - 2**62) for v in range(version + 1)]
         expired = expired_log_versions(times, version, self.now, metadata, self.checkpoints())
         if expired and expired[-1] + 1 > self.log_start:
             self.log_start = expired[-1] + 1
-            self.checkpoint_times = {
-                v: t for v, t in self.checkpoint_times.items() if v >= self.log_start
+            self.checkpoint_files = {
+                name: written
+                for name, written in self.checkpoint_files.items()
+                if int(name.split(".", 1)[0]) >= self.log_start
             }
 
     def snapshot(self, version: int | None = None) -> Json:

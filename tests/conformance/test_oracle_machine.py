@@ -23,6 +23,7 @@ from deltaspec.conformance.oracle.machine import (
 from deltaspec.conformance.workload.alphabet import ORACLE_INTENTS
 from deltaspec.model.actions import AddFile, Commit, Metadata, RemoveFile
 from deltaspec.model.checkpoint import (
+    checkpoint_file_names,
     listed_commit_times,
     unexpired_tombstones,
     vacuum_deletes,
@@ -72,7 +73,12 @@ def test_version_at_timestamp_outside_the_commits_is_an_error() -> None:
 
 def test_listed_commit_times_follow_the_checkpoint_files_before_them() -> None:
     # 1.checkpoint.parquet (written at 50) lists before 1.json (written at 10)
-    assert listed_commit_times({0: 0, 1: 10, 2: 20}, {1: 50}) == {0: 0, 1: 51, 2: 52}
+    assert listed_commit_times({0: 0, 1: 10, 2: 20}, {1: [50]}) == {0: 0, 1: 51, 2: 52}
+    # two parts and a classic file of checkpoint 0, written at 40, 40 and 5
+    assert listed_commit_times({0: 1, 1: 30}, {0: [40, 40, 5]}) == {0: 43, 1: 44}
+    assert checkpoint_file_names(3, 2)[1] == (
+        "00000000000000000003.checkpoint.0000000002.0000000002.parquet"
+    )
 
 
 def _snapshot(removed_at: int) -> tuple[Commit, ...]:
