@@ -150,13 +150,11 @@ def listed_commit_times(
     adjusted: dict[int, int] = {}
     previous: int | None = None
     for version in sorted({*commit_times, *checkpoint_files}):
-        files = [*checkpoint_files.get(version, ())]
-        if version in commit_times:
-            files.append(commit_times[version])
-        for moment in files:
+        commit = (commit_times[version],) if version in commit_times else ()
+        for moment in (*checkpoint_files.get(version, ()), *commit):
             previous = moment if previous is None or moment > previous else previous + 1
-        if version in commit_times:
-            adjusted[version] = previous if previous is not None else commit_times[version]
+        if commit and previous is not None:
+            adjusted[version] = previous
     return adjusted
 
 
