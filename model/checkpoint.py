@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from deltaspec.model.actions import Action, Commit, Metadata
-from deltaspec.model.snapshot import Snapshot, replay
+from deltaspec.model.actions import Action, Commit, Metadata, RemoveFile
+from deltaspec.model.snapshot import Snapshot, data_file_path, replay
 from deltaspec.rules import rule
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -60,7 +60,6 @@ def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
     unexpired tombstones and live domain metadata; no commitInfo, no cdc."""
     if snapshot.protocol is None or snapshot.metadata is None:
         raise ValueError(f"version {snapshot.version} has no protocol or metadata")
-    keep_tombstones_after = min_file_retention_timestamp(snapshot.metadata, now)
     txn_retention = _property(snapshot.metadata, "delta.setTransactionRetentionDuration", None)
     txns = tuple(
         t
@@ -68,11 +67,7 @@ def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
         if txn_retention is None
         or (t.last_updated is not None and t.last_updated > now - interval_ms(txn_retention))
     )
-    tombstones = tuple(
-        r
-        for r in snapshot.tombstones.values()
-        if (r.deletion_timestamp or 0) > keep_tombstones_after
-    )
+    tombstones = unexpired_tombstones(snapshot, now)
     return (
         snapshot.protocol,
         snapshot.metadata,
@@ -122,3 +117,66 @@ def expired_log_versions(
         if 1 <= c <= min(checkpoint_version, len(adjusted)) and adjusted[c - 1] <= cutoff
     ]
     return tuple(range(max(deletable, default=0)))
+
+
+def unexpired_tombstones(snapshot: Snapshot, now: int) -> tuple[RemoveFile, ...]:
+    """The tombstones of ``snapshot`` that have not expired at ``now`` (RETENTION.TOMBSTONES):
+    those deleted after :func:`min_file_retention_timestamp`, a missing time counting as 0."""
+    keep_after = min_file_retention_timestamp(snapshot.metadata, now)
+    return tuple(
+        r for r in snapshot.tombstones.values() if (r.deletion_timestamp or 0) > keep_after
+    )
+
+
+def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
+    """The files of one checkpoint of ``version``: ``<v>.checkpoint.parquet`` (classic), or
+    ``<v>.checkpoint.<i>.<parts>.parquet`` for i in 1..parts (multi-part), numbers zero-padded
+    (20 digits for the version, 10 for i and parts)."""
+    if parts is None or parts <= 1:
+        return (f"{version:020d}.checkpoint.parquet",)
+    return tuple(
+        f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet" for i in range(1, parts + 1)
+    )
+
+
+def listed_commit_times(
+    commit_times: Mapping[int, int], checkpoint_files: Mapping[int, Sequence[int]]
+) -> dict[int, int]:
+    """RETENTION.LOG step 2: each listed commit's modification time made strictly increasing
+    over the listing in name order, where a version's checkpoint files come before its commit
+    file (``<v>.checkpoint…`` < ``<v>.json``). ``commit_times`` maps the versions still listed to
+    the times their commit files were written; ``checkpoint_files`` maps versions to the times of
+    their checkpoint files, in name order."""
+    adjusted: dict[int, int] = {}
+    previous: int | None = None
+    for version in sorted({*commit_times, *checkpoint_files}):
+        commit = (commit_times[version],) if version in commit_times else ()
+        for moment in (*checkpoint_files.get(version, ()), *commit):
+            previous = moment if previous is None or moment > previous else previous + 1
+        if commit and previous is not None:
+            adjusted[version] = previous
+    return adjusted
+
+
+def vacuum_deletes(
+    snapshot: Snapshot,
+    listed_commits: Sequence[Commit],
+    data_files: Mapping[str, int],
+    cutoff: int,
+) -> tuple[str, ...]:
+    """What VACUUM deletes at ``cutoff`` (now − retention): the data files (path → time they
+    were written) that no version within retention references and that were written before the
+    cutoff. Referenced: a live file of ``snapshot`` (the latest), a tombstone deleted after the
+    cutoff, or a file removed by a listed commit made after the cutoff (a read of the version
+    current at the cutoff needs it)."""
+    referenced = {data_file_path(path) for path in snapshot.live_paths()}
+    referenced |= {
+        data_file_path(r.path) for r in snapshot.tombstones.values()
+        if (r.deletion_timestamp or 0) > cutoff
+    }  # fmt: skip
+    for commit in listed_commits:
+        if commit.version <= snapshot.version and commit.timestamp > cutoff:
+            referenced |= {
+                data_file_path(a.path) for a in commit.actions if isinstance(a, RemoveFile)
+            }
+    return tuple(sorted(p for p, t in data_files.items() if p not in referenced and t < cutoff))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from deltaspec.model.actions import Action, Commit
@@ -64,3 +65,34 @@ class Log:
         if not 0 <= version <= self.latest_version:
             raise ValueError(f"no version {version} to checkpoint")
         return Log(self.commits, self.snapshots, tuple(sorted({*self.checkpoints, version})))
+
+
+class TimestampOutOfRange(ValueError):
+    """A timestamp before the first listed commit, or after the latest; ``kind`` names which."""
+
+    def __init__(self, kind: str, timestamp: int) -> None:
+        super().__init__(f"{kind}: {timestamp}")
+        self.kind = kind
+
+
+def version_at_timestamp(commit_times: Mapping[int, int], timestamp: int) -> int:
+    """Time travel by timestamp: the last listed version committed at or before ``timestamp``.
+
+    ``commit_times`` maps each listed commit to its file's time; in version order a time not
+    later than the previous one counts as the previous + 1 ms (commit times then increase
+    strictly). A timestamp before the first commit or after the latest raises
+    ``TimestampOutOfRange`` (``TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION``,
+    ``TIMESTAMP_GREATER_THAN_COMMIT``)."""
+    adjusted: dict[int, int] = {}
+    previous: int | None = None
+    for version in sorted(commit_times):
+        moment = commit_times[version]
+        if previous is not None and moment <= previous:
+            moment = previous + 1
+        adjusted[version] = previous = moment
+    earlier = [v for v, t in adjusted.items() if t <= timestamp]
+    if not earlier:
+        raise TimestampOutOfRange("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", timestamp)
+    if timestamp > adjusted[max(adjusted)]:
+        raise TimestampOutOfRange("TIMESTAMP_GREATER_THAN_COMMIT", timestamp)
+    return max(earlier)

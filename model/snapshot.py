@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from urllib.parse import unquote
 
 from deltaspec.model.actions import (
     AddFile,
@@ -59,6 +60,12 @@ def canonical_path(path: str) -> str:
         return path
     kept = [segment for segment in path.split("/") if segment not in ("", ".")]
     return "/".join(kept) if kept else path
+
+
+def data_file_path(path: str) -> str:
+    """The file an ``add.path`` names, relative to the table root: the URI reference
+    percent-decoded (UTF-8), as ``java.net.URI.getPath`` reads it (ACTION.ADD); ``+`` stays."""
+    return unquote(canonical_path(path), errors="replace")
 
 
 @rule(

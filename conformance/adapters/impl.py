@@ -6,6 +6,7 @@ and ``LocalLogStore`` exactly as a user's would.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from deltaspec.conformance.adapters.base import (
 )
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
-from deltaspec.impl import codec, errors, predicates
+from deltaspec.impl import codec, errors, history, predicates
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -35,6 +36,7 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.checkpoint import checkpoint_version
+from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
 from deltaspec.impl.log.names import (
     commit_name,
     is_checkpoint_name,
@@ -43,8 +45,10 @@ from deltaspec.impl.log.names import (
 )
 from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.table.paths import resolve_data_path
 from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
+from deltaspec.impl.vacuum import vacuum
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -219,11 +223,23 @@ def record_read(txn: OptimisticTransaction, read: Json) -> None:
         txn.txn_version(read["app_id"])
 
 
+def _is_commit_name(name: str) -> bool:
+    return parse_commit_name(name) is not None
+
+
+def _touch(path: str, now: int) -> None:
+    """Give ``path`` the modification time ``now`` (ms), the clock of the step that wrote it."""
+    os.utime(path, ns=(now * 1_000_000, now * 1_000_000))
+
+
 class ImplAdapter:
     """The production log on real files under ``root``, one ``OptimisticTransaction`` per writer.
 
     The impl commits atomically from the caller's point of view, so the commit loop cannot
-    be stepped (no ``Capability.COMMIT_STEPS``).
+    be stepped (no ``Capability.COMMIT_STEPS``). Files get the step's clock as their
+    modification time (spec/scenarios.md): log files once written, data files (created empty
+    when an add names one) when staged. The store injects the storage faults ``inject`` asks
+    for, into commit writes only.
     """
 
     name = "impl"
@@ -233,9 +249,31 @@ class ImplAdapter:
         self.root = root
         self.now = 0
         self.store = LocalLogStore(root)
-        self.log = DeltaLog(str(root), store=self.store, clock=self.clock)
+        self.faulty = FaultyLogStore(self.store, FaultPlan(writes_to=_is_commit_name))
+        self.log = DeltaLog(str(root), store=self.faulty, clock=self.clock)
         self.release = Profile.parse(CURRENT)
         self.txns: dict[str, tuple[OptimisticTransaction, WriterSpec]] = {}
+        self.stamped: set[str] = set()
+
+    def _stamp_log(self) -> None:
+        """The log files written since the last stamp get the current step's clock."""
+        for info in self.store.list_from():
+            if info.name not in self.stamped:
+                local = self.store.local_path(info.name)
+                if local is not None:
+                    _touch(local, self.now)
+                self.stamped.add(info.name)
+
+    def _write_data_files(self, actions: Sequence[Json]) -> None:
+        for data in actions:
+            if "add" not in data:
+                continue
+            full = os.path.join(self.root, resolve_data_path(str(self.root), data["add"]["path"]))
+            if not os.path.exists(full):
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb"):
+                    pass
+                _touch(full, self.now)
 
     def clock(self) -> int:
         return self.now
@@ -269,6 +307,7 @@ class ImplAdapter:
 
     def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
         self.now = now
+        self._write_data_files(actions)
         txn = self.txns[writer][0]
         txn.stage(to_action(a, txn.snapshot, now) for a in actions)
 
@@ -283,6 +322,8 @@ class ImplAdapter:
                 landed = txn.commit(operation=operation)
         except errors.DeltaError as error:
             return _outcome(error)
+        finally:
+            self._stamp_log()
         if landed is None:
             return {"skipped": True}
         info = next(a for a in self.log.read_commit(landed) if isinstance(a, CommitInfo))
@@ -297,6 +338,38 @@ class ImplAdapter:
     def checkpoint(self, version: int, now: int) -> None:
         self.now = now
         checkpoint_version(self.log, version, now_ms=now)
+        self._stamp_log()
+
+    def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
+        """A multi-part checkpoint of ``version`` (classic where the table forbids parts)."""
+        self.now = now
+        checkpoint_version(self.log, version, now_ms=now, parts=parts)
+        self._stamp_log()
+
+    def listed_versions(self) -> tuple[int, ...]:
+        """The commit versions in the log."""
+        names = (info.name for info in self.store.list_from())
+        return tuple(sorted(v for n in names if (v := parse_commit_name(n)) is not None))
+
+    def version_at(self, timestamp: int, now: int) -> Json:
+        """Time travel by ``timestamp``: ``{"version": v}`` or ``{"error": KIND}``."""
+        self.now = now
+        try:
+            return {"version": history.version_at(self.log, timestamp)}
+        except errors.DeltaError as error:
+            return {"error": error.kind}
+
+    def vacuum(self, retention_ms: int | None, now: int) -> list[str]:
+        """The data files VACUUM deletes at ``now`` (the table's retention unless given)."""
+        self.now = now
+        result = vacuum(
+            self.log, retention_ms=retention_ms, enforce_retention=retention_ms is None, now_ms=now
+        )
+        return list(result.deleted)
+
+    def inject(self, fault: str) -> None:
+        """The next commit write fails as ``fault`` says (``Fault`` by name)."""
+        self.faulty.force(Fault[fault])
 
     def snapshot(self, version: int | None = None) -> Json:
         try:

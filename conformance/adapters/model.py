@@ -30,12 +30,20 @@ from deltaspec.model.actions import (
     pairs,
     str_pairs,
 )
-from deltaspec.model.checkpoint import needs_checkpoint
-from deltaspec.model.log import Log
+from deltaspec.model.checkpoint import (
+    checkpoint_file_names,
+    expired_log_versions,
+    listed_commit_times,
+    min_file_retention_timestamp,
+    needs_checkpoint,
+    unexpired_tombstones,
+    vacuum_deletes,
+)
+from deltaspec.model.log import Log, TimestampOutOfRange, version_at_timestamp
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
 from deltaspec.model.predicates import parse
 from deltaspec.model.profiles import profile
-from deltaspec.model.snapshot import Snapshot
+from deltaspec.model.snapshot import Snapshot, data_file_path
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -222,12 +230,16 @@ def commit_info_json(info: CommitInfo | None) -> Json:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def snapshot_json(snapshot: Snapshot) -> Json:
+def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
+    """``snapshot`` in the scenario shape; with ``now``, only the tombstones unexpired then."""
     protocol = snapshot.protocol
+    tombstones = (
+        snapshot.tombstones.values() if now is None else unexpired_tombstones(snapshot, now)
+    )
     return {
         "version": snapshot.version,
         "files": sorted(path for path, _ in snapshot.files),
-        "tombstones": sorted(path for path, _ in snapshot.tombstones),
+        "tombstones": sorted({r.path for r in tombstones}),
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
         "row_ids": {
             path: [f.base_row_id, f.default_row_commit_version]
@@ -252,7 +264,10 @@ def _append(log: Log, actions: tuple[Action, ...]) -> Log:
 class ModelAdapter:
     """The pure model behind the adapter interface; each call advances an immutable Machine.
 
-    After a successful commit it records the checkpoint that CHECKPOINT.INTERVAL asks for.
+    After a successful commit it records the checkpoint that CHECKPOINT.INTERVAL asks for, and
+    after every checkpoint it cleans up the log as RETENTION.LOG says, by the clock of the step:
+    ``log_start`` is the first version still listed. ``data_files`` are the data files the
+    writers' adds name (decoded path → the clock of the step that staged them first), for VACUUM.
     """
 
     name = "model"
@@ -260,6 +275,11 @@ class ModelAdapter:
 
     def __init__(self) -> None:
         self.machine = m.Machine()
+        self.now = 0
+        self.log_start = 0
+        self.checkpoint_files: dict[str, int] = {}
+        """Checkpoint file name → the clock of the step that wrote it."""
+        self.data_files: dict[str, int] = {}
 
     def create(self, setup: TableSetup) -> None:
         log = Log()
@@ -271,6 +291,9 @@ class ModelAdapter:
         self.machine = m.Machine(profile=profile(setup.profile, **setup.session_settings), log=log)
 
     def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+        self.now = now
+        if version is not None and 0 <= version < self.log_start:
+            return {"error": "VERSION_NOT_FOUND"}  # cleaned up (RETENTION.LOG)
         operation = t.Operation(spec.operation, spec.changes_data)
         began = m.begin(self.machine, writer, operation, version, spec.commit_if_needed)
         if isinstance(began, Rejected):
@@ -282,6 +305,11 @@ class ModelAdapter:
         self.machine = m.update(self.machine, writer, lambda txn: record_read(txn, read))
 
     def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+        self.now = now
+        for data in actions:
+            if "add" in data:
+                self.data_files.setdefault(data_file_path(data["add"]["path"]), now)
+
         def staged(txn: t.Transaction) -> t.Transaction:
             return t.stage(txn, [action(a, txn.read_snapshot, now) for a in actions])
 
@@ -289,18 +317,19 @@ class ModelAdapter:
 
     def _outcome(self, writer: str) -> Json:
         outcome = m.outcome(self.machine, writer)
-        log = self.machine.log
         if isinstance(outcome, Committed):
-            metadata = log.snapshots[outcome.version].metadata
+            metadata = self.machine.log.snapshots[outcome.version].metadata
             if needs_checkpoint(outcome.version, metadata):
-                self.machine = replace(self.machine, log=log.with_checkpoint(outcome.version))
+                self.checkpoint(outcome.version, self.now)
         return outcome_json(outcome, self.machine)
 
     def commit(self, writer: str, now: int) -> Json:
+        self.now = now
         self.machine = m.commit(self.machine, writer, now)
         return self._outcome(writer)
 
     def try_write(self, writer: str, now: int) -> Json:
+        self.now = now
         self.machine = m.try_write(self.machine, writer, now)
         return self._outcome(writer)
 
@@ -308,15 +337,81 @@ class ModelAdapter:
         self.machine = m.resolve(self.machine, writer)
         return self._outcome(writer)
 
-    def checkpoint(self, version: int, now: int) -> None:
+    def checkpoint(self, version: int, now: int, parts: int | None = None) -> None:
+        """Checkpoint ``version`` (a file that exists keeps its time), then clean up the log."""
+        self.now = now
         self.machine = replace(self.machine, log=self.machine.log.with_checkpoint(version))
+        for name in checkpoint_file_names(version, parts):
+            self.checkpoint_files.setdefault(name, now)
+        self._clean_up(version)
+
+    def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
+        self.checkpoint(version, now, parts)
+
+    def _clean_up(self, version: int) -> None:
+        """RETENTION.LOG after checkpointing ``version``, over the files still listed."""
+        log = self.machine.log
+        metadata = log.snapshots[version].metadata
+        if metadata is None or metadata.property("delta.enableExpiredLogCleanup", "true") != "true":
+            return
+        files: dict[int, list[int]] = {}
+        for name, written in sorted(self.checkpoint_files.items()):
+            files.setdefault(int(name.split(".", 1)[0]), []).append(written)
+        listed = listed_commit_times(
+            {c.version: c.timestamp for c in log.commits[self.log_start : version + 1]},
+            {v: times for v, times in files.items() if v <= version},
+        )
+        # versions no longer listed take no part: times far below any listed one
+        times = [listed.get(v, v - 2**62) for v in range(version + 1)]
+        expired = expired_log_versions(times, version, self.now, metadata, self.checkpoints())
+        if expired and expired[-1] + 1 > self.log_start:
+            self.log_start = expired[-1] + 1
+            self.checkpoint_files = {
+                name: written
+                for name, written in self.checkpoint_files.items()
+                if int(name.split(".", 1)[0]) >= self.log_start
+            }
 
     def snapshot(self, version: int | None = None) -> Json:
+        if version is not None and 0 <= version < self.log_start:
+            return {}
         snapshot = self.machine.log.snapshot(version)
-        return {} if snapshot is None else snapshot_json(snapshot)
+        return {} if snapshot is None else snapshot_json(snapshot, self.now)
 
     def checkpoints(self) -> tuple[int, ...]:
-        return self.machine.log.checkpoints
+        return tuple(v for v in self.machine.log.checkpoints if v >= self.log_start)
+
+    def listed_versions(self) -> tuple[int, ...]:
+        """The commit versions still in the log (RETENTION.LOG)."""
+        return tuple(range(self.log_start, self.machine.log.latest_version + 1))
+
+    def version_at(self, timestamp: int, now: int) -> Json:
+        """Time travel by ``timestamp``: ``{"version": v}`` or ``{"error": KIND}``."""
+        self.now = now
+        commits = self.machine.log.commits[self.log_start :]
+        try:
+            return {
+                "version": version_at_timestamp(
+                    {c.version: c.timestamp for c in commits}, timestamp
+                )
+            }
+        except TimestampOutOfRange as out_of_range:
+            return {"error": out_of_range.kind}
+
+    def vacuum(self, retention_ms: int | None, now: int) -> list[str]:
+        """The data files VACUUM deletes at ``now`` (the table's retention unless given)."""
+        self.now = now
+        log = self.machine.log
+        snapshot = log.snapshots[-1]
+        cutoff = (
+            min_file_retention_timestamp(snapshot.metadata, now)
+            if retention_ms is None
+            else now - retention_ms
+        )
+        deleted = vacuum_deletes(snapshot, log.commits[self.log_start :], self.data_files, cutoff)
+        for path in deleted:
+            del self.data_files[path]
+        return list(deleted)
 
     def verify(self) -> list[str]:
         return []  # the model's Log cannot hold a gap or a torn commit

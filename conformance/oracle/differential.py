@@ -110,6 +110,9 @@ class Differential:
     writers: dict[str, Json] = field(default_factory=dict)
     steps: list[Json] = field(default_factory=list)
     outcomes: dict[str, Json] = field(default_factory=dict)
+    clock: int | None = None
+    """The clock of the next step in milliseconds, once ``advance`` has set it; until then the
+    clock of a step is its index in the trace (spec/scenarios.md)."""
 
     def __post_init__(self) -> None:
         profile = self.setup.profile
@@ -120,8 +123,17 @@ class Differential:
 
     @property
     def now(self) -> int:
-        """The clock of the next step: its index in the trace (spec/scenarios.md)."""
-        return len(self.steps)
+        """The clock of the next step."""
+        return len(self.steps) if self.clock is None else self.clock
+
+    def advance(self, milliseconds: int) -> None:
+        """Move the clock by ``milliseconds``: zero (commits at equal times), back (a clock that
+        went backwards; never below 0) or forward (retention expiring). From then on every step
+        records its clock as ``time``."""
+        self.clock = max(0, self.now + milliseconds)
+
+    def _step(self, step: Json) -> None:
+        self.steps.append(step if self.clock is None else {**step, "time": self.clock})
 
     def scenario(self, message: str = "") -> Json:
         """The trace as a scenario vector, expecting what the model did."""
@@ -169,7 +181,7 @@ class Differential:
             step["version"] = version
         now = self.now
         self.writers[writer] = spec
-        self.steps.append(step)
+        self._step(step)
         results = []
         for adapter in (self.model, *self.adapters):
             failed = adapter.begin(writer, WriterSpec.of(spec), version, now)
@@ -184,17 +196,58 @@ class Differential:
 
     def commit(self, writer: str) -> Json:
         now = self.now
-        self.steps.append({"commit": writer})
+        self._step({"commit": writer})
         results = [outcome_view(a.commit(writer, now)) for a in (self.model, *self.adapters)]
         self.outcomes[writer] = results[0]
         self._agree(f"commit {writer}", results[0], results[1:])
         return results[0]
 
-    def checkpoint(self, version: int) -> None:
+    def checkpoint(self, version: int, parts: int | None = None) -> None:
+        """Checkpoint ``version`` everywhere, in ``parts`` parts where an adapter can (the trace
+        records a classic checkpoint: scenario steps have no parts)."""
         now = self.now
-        self.steps.append({"checkpoint": version})
+        self._step({"checkpoint": version})
         for adapter in (self.model, *self.adapters):
-            adapter.checkpoint(version, now)
+            in_parts = getattr(adapter, "checkpoint_in_parts", None)
+            if parts is not None and in_parts is not None:
+                in_parts(version, now, parts)
+            else:
+                adapter.checkpoint(version, now)
+
+    def _optional(self, method: str) -> list[tuple[Adapter, Any]]:
+        """The adapters under test that offer ``method`` (beyond the Adapter interface)."""
+        found = [(a, getattr(a, method, None)) for a in self.adapters]
+        return [(a, call) for a, call in found if call is not None]
+
+    def _agree_optional(self, what: str, method: str, *args: Any) -> Any:
+        reference = getattr(self.model, method)(*args)
+        for adapter, call in self._optional(method):
+            result = call(*args)
+            if result != reference:
+                raise self.fail(f"{what}: model {reference!r} but {adapter.name} {result!r}")
+        return reference
+
+    def compare_version_at(self, timestamp: int) -> Json:
+        """Time travel by ``timestamp``: the version (or error) agrees."""
+        answer: Json = self._agree_optional(
+            f"version at timestamp {timestamp}", "version_at", timestamp, self.now
+        )
+        return answer
+
+    def vacuum(self, retention_ms: int | None) -> list[str]:
+        """VACUUM at the clock: the data files deleted agree with the model's."""
+        what = f"VACUUM at {self.now} (retention {retention_ms})"
+        deleted: list[str] = self._agree_optional(what, "vacuum", retention_ms, self.now)
+        return deleted
+
+    def compare_listing(self) -> None:
+        """The commits left in the log after cleanup (RETENTION.LOG) agree."""
+        self._agree_optional("listed commit versions", "listed_versions")
+
+    def inject(self, fault: str) -> None:
+        """The next commit write of each adapter that can fail fails as ``fault`` says."""
+        for _, call in self._optional("inject"):
+            call(fault)
 
     def compare_snapshots(self, version: int | None = None) -> Json:
         """The adapters' snapshots at ``version`` (latest if None) equal the model's."""
