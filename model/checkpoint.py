@@ -140,18 +140,21 @@ def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
 
 
 def listed_commit_times(
-    commit_times: Mapping[int, int], checkpoint_files: Mapping[int, Sequence[int]]
+    commit_times: Mapping[int, int],
+    checkpoint_files: Mapping[int, Sequence[int]],
+    checksums: bool = False,
 ) -> dict[int, int]:
     """RETENTION.LOG step 2: each listed commit's modification time made strictly increasing
-    over the listing in name order, where a version's checkpoint files come before its commit
-    file (``<v>.checkpoint…`` < ``<v>.json``). ``commit_times`` maps the versions still listed to
-    the times their commit files were written; ``checkpoint_files`` maps versions to the times of
-    their checkpoint files, in name order."""
+    over the listing in name order, where a version's checkpoint files come before its checksum
+    file and its commit file (``<v>.checkpoint…`` < ``<v>.crc`` < ``<v>.json``). ``commit_times``
+    maps the versions still listed to the times their commit files were written;
+    ``checkpoint_files`` maps versions to the times of their checkpoint files, in name order;
+    with ``checksums`` every commit has a checksum file written when it was (CHECKSUM.WRITE)."""
     adjusted: dict[int, int] = {}
     previous: int | None = None
     for version in sorted({*commit_times, *checkpoint_files}):
         commit = (commit_times[version],) if version in commit_times else ()
-        for moment in (*checkpoint_files.get(version, ()), *commit):
+        for moment in (*checkpoint_files.get(version, ()), *(commit * (1 + checksums))):
             previous = moment if previous is None or moment > previous else previous + 1
         if commit and previous is not None:
             adjusted[version] = previous

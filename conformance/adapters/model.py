@@ -360,6 +360,7 @@ class ModelAdapter:
         listed = listed_commit_times(
             {c.version: c.timestamp for c in log.commits[self.log_start : version + 1]},
             {v: times for v, times in files.items() if v <= version},
+            checksums=True,  # the impl writes <v>.crc after every commit (CHECKSUM.WRITE)
         )
         # versions no longer listed take no part: times far below any listed one
         times = [listed.get(v, v - 2**62) for v in range(version + 1)]
