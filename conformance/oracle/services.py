@@ -195,7 +195,7 @@ def _arrow_kept(rows: Any) -> dict[str, set[str]]:
             "txn": paths("txn", "appId")}  # fmt: skip
 
 
-# --- the checks ------------------------------------------------------------------------------------
+# --- the checks ----------------------------------------------------------------------------------
 
 
 def _retention_probes(table: Table) -> list[int]:
@@ -206,6 +206,10 @@ def _retention_probes(table: Table) -> list[int]:
     durations = [interval_ms(v) for k, v in table.configuration.items() if "Retention" in k]
     probes = {stamp + d + delta for stamp in table.stamps for d in durations for delta in (0, 1)}
     return sorted(probes)[:: max(1, len(probes) // 12)]
+
+
+def _fixed(now: int) -> Callable[[], int]:
+    return lambda: now
 
 
 def check_retention(table: Table) -> int:
@@ -219,7 +223,7 @@ def check_retention(table: Table) -> int:
     probes = _retention_probes(table)
     for now in probes:
         want = model_kept(model, now)
-        snapshot = DeltaLog(str(table.root), clock=lambda now=now: now).snapshot()
+        snapshot = DeltaLog(str(table.root), clock=_fixed(now)).snapshot()
         got_tombstones = {path for path, _ in snapshot.tombstones}
         _agree(f"tombstones at now={now}", _sorted(got_tombstones), _sorted(want["remove"]))
         _agree(f"app ids at now={now}", _sorted(set(snapshot.app_transactions)),
@@ -283,9 +287,13 @@ def expected_vacuum(table: Table, now: int) -> list[str]:
     for path in table.root.rglob("*"):
         relative = path.relative_to(table.root).as_posix()
         hidden = any(part.startswith(("_", ".")) for part in relative.split("/"))
-        if path.is_file() and not hidden and relative not in referenced:
-            if path.stat().st_mtime_ns // 1_000_000 < cutoff:
-                doomed.append(relative)
+        if (
+            path.is_file()
+            and not hidden
+            and relative not in referenced
+            and path.stat().st_mtime_ns // 1_000_000 < cutoff
+        ):
+            doomed.append(relative)
     return sorted(doomed)
 
 
@@ -293,11 +301,9 @@ def check_vacuum(table: Table) -> int:
     """Dry runs at every probe, then one real VACUUM at the last probe."""
     from deltaspec.impl.snapshot import DeltaLog
     from deltaspec.impl.vacuum import vacuum
-
-    tombstone = [v for k, v in table.configuration.items() if "deletedFile" in k][0]
     from deltaspec.model.checkpoint import interval_ms
 
-    retention = interval_ms(tombstone)
+    retention = interval_ms(table.configuration["delta.deletedFileRetentionDuration"])
     probes = sorted({t + retention + d for t in table.times for d in (0, 1)})
     log = DeltaLog(str(table.root))
     for now in probes:

@@ -35,6 +35,8 @@ class StageOptions:
     shrink: bool = True
     """Shrink a state-machine divergence (``deltaspec check``); mutants do not."""
     fixtures_pinned: bool = True
+    verbose: bool = True
+    """Print the vectors' verdict tables (``deltaspec check``); mutants print nothing."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,9 @@ def _vectors(options: StageOptions) -> StageResult:
     if missing is None:
         return result
     report = {**result.report, "fixtures_skipped": missing}
-    return replace(result, report=report, summary=f"{result.summary}; fixtures skipped: {missing}")
+    return replace(
+        result, report=report, summary=f"{result.summary}; fixtures suite skipped: {missing}"
+    )
 
 
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
@@ -86,12 +90,15 @@ def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResu
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
     corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, False, None)
     report = run_suites(adapter, chosen, corpus)
-    print_report(report)
+    if options.verbose:
+        print_report(report)
     failures = report.failures()
     counts = ", ".join(f"{len(results)} {suite}" for suite, results in report.suites.items())
     summary = f"{adapter}: {counts}" + (f"; {len(failures)} failing" if failures else "")
-    detail = "" if not failures else f": {failures[0]}"
-    return StageResult(not failures, summary + detail[:300], report.as_json())
+    if failures:
+        first = failures[0]
+        summary += f": {first.case}: {first.details[0] if first.details else first.verdict}"[:300]
+    return StageResult(not failures, summary, report.as_json())
 
 
 def _race(options: StageOptions) -> StageResult:
@@ -161,10 +168,15 @@ def chosen(names: tuple[str, ...] | list[str] | None = None, *, quick: bool = Fa
 
 
 def run_stage(stage: Stage, options: StageOptions) -> StageResult:
-    """Run one stage and time it; a stage that cannot run here comes back skipped."""
+    """Run one stage and time it; a stage that cannot run here comes back skipped, one that
+    raises comes back failed with the error."""
     started = time.perf_counter()
     try:
         result = stage.run(options)
     except StageSkipped as why:
         result = StageResult(True, f"skipped: {why}", {"skipped": str(why)}, skipped=str(why))
+    except Exception as failure:  # any error of a stage fails it (and kills a mutant)
+        lines = str(failure).splitlines()
+        detail = f"{type(failure).__name__}: {lines[0] if lines else ''}"[:300]
+        result = StageResult(False, detail, {"error": detail})
     return replace(result, seconds=time.perf_counter() - started)

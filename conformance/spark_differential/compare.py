@@ -14,8 +14,6 @@ from pyspark.sql import DataFrame, SparkSession
 from deltaspec.conformance.spark_differential.engines import Engine
 from deltaspec.conformance.spark_differential.scripts import SCRIPTS
 
-
-
 _EXPR_ID = re.compile(r"#\d+L?")
 _QUALIFIER = re.compile(r"\b[A-Za-z_]\w*\.(?=[A-Za-z_`])")
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$")

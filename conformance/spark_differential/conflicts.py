@@ -16,7 +16,7 @@ from deltaspec.impl.spark.tables import DeltaTable as OurDeltaTable
 
 
 def _seq(spark: SparkSession, items: list[Any]) -> Any:
-    jvm = spark._jvm
+    jvm: Any = spark._jvm
     java_list = jvm.java.util.ArrayList()
     for item in items:
         java_list.add(item)
@@ -32,7 +32,7 @@ def _outcome(error: BaseException) -> str:
 def delta_spark_loser(
     spark: SparkSession,
     root: str,
-    winner: Callable[[], object],
+    winner: Callable[[], None],
     read: list[str] | None = None,
     app_id: str | None = None,
 ) -> str:
@@ -40,7 +40,7 @@ def delta_spark_loser(
     matching the conjuncts ``read``, which it removes, or the version of ``app_id``, which it
     sets), begun before ``winner`` committed: delta-spark has no commit hook, so the loser is
     driven by hand through its public OptimisticTransaction."""
-    jvm = spark._jvm
+    jvm: Any = spark._jvm
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, root)
     txn = log.startTransaction()
     actions: list[Any] = []
@@ -62,7 +62,7 @@ def delta_spark_loser(
     return "committed"
 
 
-def our_loser(spark: SparkSession, root: str, winner: Callable[[], object], case: str) -> str:
+def our_loser(spark: SparkSession, root: str, winner: Callable[[], None], case: str) -> str:
     table = OurDeltaTable.forPath(spark, root)
     try:
         if case == "same app id":
@@ -132,4 +132,6 @@ def conflict_differences(outcomes: dict[str, str], case: str) -> list[str]:
     expected = CONFLICTS[case][0]
     if outcomes == {"delta": expected, "ours": expected}:
         return []
-    return [f"expected {expected}; ours {outcomes.get('ours')}, delta-spark {outcomes.get('delta')}"]
+    return [
+        f"expected {expected}; ours {outcomes.get('ours')}, delta-spark {outcomes.get('delta')}"
+    ]

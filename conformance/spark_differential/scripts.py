@@ -14,6 +14,7 @@ from deltaspec.conformance.spark_differential.engines import SCHEMA, Engine
 from deltaspec.conformance.spark_differential.engines import frame as _df
 from deltaspec.conformance.spark_differential.engines import stamp as _stamp
 
+
 def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.partitioned(e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append"), "p").save(
         root
