@@ -18,8 +18,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -186,55 +185,29 @@ class MutantResult:
     detail: str = ""
 
 
-def _stages() -> list[tuple[str, Callable[[], None]]]:
-    from deltaspec.conformance.adapters.impl import ImplAdapter, run
-    from deltaspec.conformance.harness.runner import unsupported_steps
-    from deltaspec.conformance.harness.scenarios import judge, load_scenarios
-    from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, race_put_if_absent, run_oracle
-    from deltaspec.impl.log.store import LocalLogStore
-
-    profile = ORACLE_PROFILES["ci"]
-    fast = replace(profile, shrink=False)
-
-    def machine() -> None:
-        run_oracle([ImplAdapter], fast)
-
-    def race() -> None:
-        race_put_if_absent(LocalLogStore, rounds=200)
-
-    def vectors() -> None:
-        for scenario in load_scenarios():
-            if unsupported_steps(ImplAdapter(Path()), scenario):
-                continue
-            verdict = judge(scenario, run(scenario))
-            if not verdict.passed:
-                raise AssertionError(f"{scenario.id}: {verdict.failures[0]}")
-
-    return [("vectors", vectors), ("race", race), ("machine", machine)]
-
-
-STAGES = ("vectors", "race", "machine")
-"""The oracle's stages, cheapest first: the spec's vectors on the impl (seconds), the
-put-if-absent race, then the differential state machine (``ci`` profile, no shrinking)."""
+STAGES: tuple[str, ...] = ("vectors", "race", "services", "machine", "spark")
+"""The stages a mutant runs, in order: ``IMPL_STAGE_NAMES`` of conformance/oracle/stages.py, the
+registry ``deltaspec check`` runs too (spelled out so that importing this module stays light; a
+test keeps them equal). The vectors on the model alone are left out: a mutant of the impl
+cannot fail them."""
 
 
 def run_in_process(mutant_id: str | None, stages: Sequence[str] = STAGES) -> MutantResult:
-    """Apply ``mutant_id`` (None: no mutant) here, then run the chosen stages in order."""
+    """Apply ``mutant_id`` (None: no mutant) here, then run the chosen stages in order; the
+    first that fails kills the mutant. A stage that cannot run here (no Spark) kills nothing."""
+    from deltaspec.conformance.oracle.stages import StageOptions, chosen, run_stage
+
     started = time.perf_counter()
     if mutant_id is not None:
         apply(next(m for m in CATALOG if m.id == mutant_id))
-    for stage, run_stage in _stages():
-        if stage not in stages:
-            continue
-        try:
-            run_stage()
-        except Exception as failure:  # any failure of the oracle kills the mutant
-            detail = (
-                f"{type(failure).__name__}: {str(failure).splitlines()[0] if str(failure) else ''}"
-            )
+    options = StageOptions(shrink=False, verbose=False)
+    for stage in chosen(list(stages)):
+        result = run_stage(stage, options)
+        if not result.passed:
             return MutantResult(
-                mutant_id or "", True, stage, time.perf_counter() - started, detail[:300]
-            )
+                mutant_id or "", True, stage.name, time.perf_counter() - started,
+                result.summary[:300],
+            )  # fmt: skip
     return MutantResult(mutant_id or "", False, None, time.perf_counter() - started)
 
 

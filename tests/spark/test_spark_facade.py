@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from test_spark_facade_differential import forget_last_batch
 
+from deltaspec.conformance.spark_differential.scripts import forget_last_batch
 from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.spark import exceptions as delta_exceptions

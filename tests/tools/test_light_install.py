@@ -58,4 +58,8 @@ def test_check_without_fixtures_says_where_to_find_them(tmp_path):
     run = _run(tmp_path, "check", "--fixtures", str(tmp_path / "none"), "--report", str(report))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "fixtures suite skipped: no delta-spark fixtures at" in run.stdout
-    assert "DELTASPEC_FIXTURES" in json.loads(report.read_text())["reports"]["fixtures_skipped"]
+    data = json.loads(report.read_text())
+    assert "DELTASPEC_FIXTURES" in data["reports"]["vectors"]["fixtures_skipped"]
+    spark = data["stages"][-1]  # skipped, with what to install, not silently
+    assert spark["name"] == "spark" and "deltaspec[spark]" in spark["skipped"]
+    assert "spark: SKIPPED" in run.stdout

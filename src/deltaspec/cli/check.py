@@ -1,5 +1,8 @@
-"""``deltaspec check``: the main job. The oracle's state machine (ci profile), the vectors on
-model and impl, the fixtures on impl; one summary, a report, non-zero on any failure."""
+"""``deltaspec check``: the main job. The stages of conformance/oracle/stages.py, cheapest first
+(vectors on the model; vectors and fixtures on the impl; the put-if-absent race; table services
+on real files; the differential state machine; the Spark path against live delta-spark), each
+reported with its time; one summary, a JSON report, non-zero on any failure. ``--quick`` runs
+the stages without the state machine's search and without Spark."""
 
 from __future__ import annotations
 
@@ -9,16 +12,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deltaspec.cli.run import Corpus, add_corpus_arguments, missing_prerequisite, print_report
+from deltaspec.cli.run import add_corpus_arguments
+
+STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
+"""As in conformance/oracle/stages.py (a test keeps them equal); named here so that building the
+parser imports nothing heavy."""
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
         "check",
-        help="the main job: state machine model vs impl, vectors on model and impl, fixtures",
+        help="the main job: vectors on model and impl, fixtures, table services, state machine, "
+        "Spark path vs delta-spark",
     )
     add_corpus_arguments(parser)
-    parser.add_argument("--quick", action="store_true", help="only the vectors on the model")
+    parser.add_argument("--quick", action="store_true",
+                        help="skip the state machine and the Spark differential")  # fmt: skip
+    parser.add_argument("--stage", action="append", choices=STAGE_NAMES,
+                        help="run only these stages (repeatable; default all)")  # fmt: skip
     parser.add_argument("--regressions", type=Path, metavar="DIR",
                         help="where a state-machine divergence is written as a vector")  # fmt: skip
     parser.add_argument("--report", type=Path, default=Path("deltaspec-check.json"),
@@ -27,57 +38,36 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.oracle.stages import StageOptions, chosen, run_stage
+
     started = time.perf_counter()
+    options = StageOptions(args.scenarios, args.fixtures, args.regressions)
+    stages: list[dict[str, Any]] = []
     reports: dict[str, Any] = {}
-    missing = missing_prerequisite("fixtures", args.fixtures)
-    if missing is not None and not args.quick:
-        print(f"deltaspec check: fixtures suite skipped: {missing}")
-        reports["fixtures_skipped"] = missing
-    failed = not _vectors(args, reports, fixtures=missing is None)
-    if not args.quick:
-        failed = not _oracle(args, reports) or failed
+    for stage in chosen(args.stage, quick=args.quick):
+        print(f"== {stage.name}: {stage.about}", flush=True)
+        result = run_stage(stage, options)
+        verdict = "SKIPPED" if result.skipped else "PASS" if result.passed else "FAIL"
+        print(f"{stage.name}: {verdict} in {result.seconds:.1f} s; {result.summary}", flush=True)
+        reports[stage.name] = result.report
+        stages.append({"name": stage.name, "passed": result.passed, "skipped": result.skipped,
+                       "seconds": round(result.seconds, 1), "summary": result.summary})  # fmt: skip
+    failed = [s["name"] for s in stages if not s["passed"]]
     seconds = time.perf_counter() - started
-    summary = {"passed": not failed, "seconds": round(seconds, 1), "reports": reports}
+    summary = {"passed": not failed, "quick": args.quick, "seconds": round(seconds, 1),
+               "stages": stages, "reports": reports}  # fmt: skip
     args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print("\n".join(_table(stages)))
     print(
-        f"deltaspec check: {'PASS' if not failed else 'FAIL'} in {seconds:.0f} s "
-        f"(report: {args.report})"
+        f"deltaspec check: {'PASS' if not failed else 'FAIL: ' + ', '.join(failed)} in "
+        f"{seconds:.0f} s (report: {args.report})"
     )
     return 1 if failed else 0
 
 
-def _vectors(args: argparse.Namespace, reports: dict[str, Any], *, fixtures: bool) -> bool:
-    """The vectors on the model, then (unless --quick) on the impl with the fixtures."""
-    from deltaspec.cli.run import run_suites
-    from deltaspec.conformance.harness.fixtures import PINNED_MANIFEST_SHA256
-
-    passed = True
-    corpus = Corpus(args.scenarios, args.fixtures, PINNED_MANIFEST_SHA256, False, None)
-    impl_suites = ["scenarios", "logs"] + (["fixtures"] if fixtures else [])
-    for adapter, chosen in (("model", ["scenarios", "logs"]), ("impl", impl_suites)):
-        if args.quick and adapter != "model":
-            continue
-        report = run_suites(adapter, chosen, corpus)
-        print(f"== {adapter}")
-        print_report(report)
-        reports[adapter] = report.as_json()
-        passed = passed and not report.failures()
-    return passed
-
-
-def _oracle(args: argparse.Namespace, reports: dict[str, Any]) -> bool:
-    """The state machine, ci profile: model against impl."""
-    from deltaspec.conformance.adapters.impl import ImplAdapter
-    from deltaspec.conformance.oracle.differential import Divergence
-    from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, run_oracle
-
-    print("== oracle (state machine, ci profile: model vs impl)")
-    try:
-        oracle = run_oracle([ImplAdapter], ORACLE_PROFILES["ci"], regressions=args.regressions)
-    except Divergence as divergence:
-        print(f"oracle: FAIL: {divergence.message}")
-        reports["oracle"] = {"passed": False, "divergence": divergence.message}
-        return False
-    print(f"oracle: PASS; {oracle.steps} steps in {oracle.seconds:.1f} s")
-    reports["oracle"] = {"passed": True, "steps": oracle.steps}
-    return True
+def _table(stages: list[dict[str, Any]]) -> list[str]:
+    lines = ["| stage | verdict | seconds |", "|---|---|---|"]
+    for stage in stages:
+        verdict = "skipped" if stage["skipped"] else "pass" if stage["passed"] else "FAIL"
+        lines.append(f"| {stage['name']} | {verdict} | {stage['seconds']:.1f} |")
+    return lines

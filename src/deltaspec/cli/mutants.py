@@ -17,7 +17,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalog)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
-    parser.add_argument("--stage", action="append", choices=["vectors", "race", "machine"],
+    parser.add_argument("--stage", action="append",
+                        choices=["vectors", "race", "services", "machine", "spark"],
                         help="run only these oracle stages (repeatable; default all)")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="write a JSON report")
     return parser

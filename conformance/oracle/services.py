@@ -1,0 +1,405 @@
+"""The table services on real files, judged by the model: tombstone and app-transaction retention
+(RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS), checkpoints written and
+read back, log cleanup (RETENTION.LOG), VACUUM, and time travel by timestamp.
+
+Each scenario is a seeded random table: commits written as Delta JSON with chosen modification
+times (steps of six hours, some equal to or earlier than the previous one, so cut-offs land on
+file times and clocks go backwards), data files on disk with their commit's time, orphans and
+hidden files beside them. The impl (``DeltaLog``, ``checkpoint_table``, ``write_checkpoint``,
+``cleanup_expired_logs``, ``vacuum``, ``version_at``) runs on those files; what it must give
+comes from the model (``model.checkpoint``: ``checkpoint_actions``,
+``min_file_retention_timestamp``, ``expired_log_versions``; the model's replay of the same
+commit files) or, where the model has no function, from the spec's text: VACUUM
+(RETENTION.TOMBSTONES and impl/vacuum.py's three conditions) and the version at a timestamp
+(the last commit at or before it, with times made strictly increasing). The probe times are
+chosen at the boundaries: exactly at a cut-off, and one millisecond after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deltaspec.conformance.oracle.stages import StageResult
+
+HOUR = 3_600_000
+DAY = 24 * HOUR
+MIDNIGHT = 1_699_920_000_000
+"""2023-11-14 00:00 UTC: every scenario starts at a midnight, so cut-offs (midnights) can equal
+commit times."""
+SCENARIOS = 24
+
+
+class ServiceMismatch(AssertionError):
+    """The impl disagrees with the model (or the spec) on one check of one scenario."""
+
+
+@dataclass
+class Table:
+    """A scenario's table on disk and what was written into it."""
+
+    root: Path
+    times: list[int] = field(default_factory=list)
+    """Each commit file's modification time, by version."""
+    checkpoints: list[int] = field(default_factory=list)
+    stamps: list[int] = field(default_factory=list)
+    """The deletion and lastUpdated times written: the retention probes start from these."""
+    configuration: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def log_dir(self) -> Path:
+        return self.root / "_delta_log"
+
+
+def _touch(path: Path, ms: int) -> None:
+    os.utime(path, (ms / 1000, ms / 1000))
+
+
+def _data_file(table: Table, name: str, ms: int) -> None:
+    path = table.root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"PAR1")
+    _touch(path, ms)
+
+
+def _configuration(rng: random.Random) -> dict[str, str]:
+    conf = {
+        "delta.logRetentionDuration": f"interval {rng.choice([1, 2, 3])} days",
+        "delta.deletedFileRetentionDuration": f"interval {rng.choice([6, 12, 24, 48])} hours",
+    }
+    if rng.random() < 0.7:
+        conf["delta.setTransactionRetentionDuration"] = f"interval {rng.choice([1, 2])} days"
+    return conf
+
+
+def _first_commit(table: Table, rng: random.Random) -> list[dict[str, Any]]:
+    schema = {"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}  # fmt: skip
+    metadata = {"id": f"services-{rng.random()}", "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema), "partitionColumns": [],
+                "configuration": table.configuration, "createdTime": MIDNIGHT}  # fmt: skip
+    return [{"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": metadata}]
+
+
+def _next_time(table: Table, rng: random.Random, version: int) -> int:
+    """Steps of six hours, some equal or backwards; a checkpointed version moves strictly past
+    every earlier time (cleanup then adjusts the same times on both sides)."""
+    if version == 0:
+        return MIDNIGHT
+    if version in table.checkpoints:
+        return max(table.times) + 6 * HOUR
+    return table.times[-1] + rng.choice([6, 6, 12, 18, 24, 0, -6]) * HOUR
+
+
+def _commit(table: Table, rng: random.Random, version: int, live: list[str]) -> None:
+    moment = _next_time(table, rng, version)
+    actions = _first_commit(table, rng) if version == 0 else []
+    name = f"part-{version:03d}.parquet"
+    actions.append({"add": {"path": name, "partitionValues": {}, "size": 4,
+                            "modificationTime": moment, "dataChange": True}})  # fmt: skip
+    _data_file(table, name, moment)
+    if live and rng.random() < 0.6:
+        gone = live.pop(rng.randrange(len(live)))
+        remove: dict[str, Any] = {"path": gone, "dataChange": True}
+        if rng.random() < 0.85:
+            remove["deletionTimestamp"] = moment
+            table.stamps.append(moment)
+        actions.append({"remove": remove})
+    if rng.random() < 0.5:
+        txn: dict[str, Any] = {"appId": rng.choice("abc"), "version": version}
+        if rng.random() < 0.85:
+            txn["lastUpdated"] = moment
+            table.stamps.append(moment)
+        actions.append({"txn": txn})
+    live.append(name)
+    path = table.log_dir / f"{version:020d}.json"
+    path.write_text("".join(json.dumps(a) + "\n" for a in actions), encoding="utf-8")
+    _touch(path, moment)
+    table.times.append(moment)
+
+
+def build_table(root: Path, seed: int) -> Table:
+    """Scenario ``seed``: 6 to 14 commits, one to three checkpoint versions (not yet written),
+    data files, two orphans and hidden files."""
+    rng = random.Random(seed)
+    count = rng.randint(6, 14)
+    table = Table(root, configuration=_configuration(rng))
+    table.checkpoints = sorted(rng.sample(range(2, count), rng.randint(1, 3)))
+    table.log_dir.mkdir(parents=True)
+    live: list[str] = []
+    for version in range(count):
+        _commit(table, rng, version, live)
+    for k in range(2):
+        _data_file(table, f"orphan-{k}.parquet", rng.choice(table.times))
+    _data_file(table, "_hidden/kept.parquet", MIDNIGHT)
+    _data_file(table, ".kept.parquet", MIDNIGHT)
+    return table
+
+
+# --- the model's view of the same files ----------------------------------------------------------
+
+
+def model_snapshot(table: Table, version: int) -> Any:
+    """The model's replay of commits 0..version, decoded by the model adapter."""
+    from deltaspec.conformance.adapters.model import read_log_action
+    from deltaspec.model.actions import Commit
+    from deltaspec.model.snapshot import Snapshot, apply_commit
+
+    snapshot = Snapshot()
+    for v in range(version + 1):
+        lines = (table.log_dir / f"{v:020d}.json").read_text(encoding="utf-8").splitlines()
+        found = [read_log_action(json.loads(line), snapshot) for line in lines if line.strip()]
+        snapshot = apply_commit(snapshot, Commit(v, tuple(a for a in found if a is not None)))
+    return snapshot
+
+
+def model_kept(snapshot: Any, now: int) -> dict[str, set[str]]:
+    """What CHECKPOINT.CONTENTS keeps as of ``now``: live paths, tombstone paths, app ids."""
+    from deltaspec.model.actions import AddFile, RemoveFile, SetTransaction
+    from deltaspec.model.checkpoint import checkpoint_actions
+
+    kept = checkpoint_actions(snapshot, now)
+    return {
+        "add": {a.path for a in kept if isinstance(a, AddFile)},
+        "remove": {a.path for a in kept if isinstance(a, RemoveFile)},
+        "txn": {a.app_id for a in kept if isinstance(a, SetTransaction)},
+    }
+
+
+def _agree(what: str, got: object, want: object) -> None:
+    if got != want:
+        raise ServiceMismatch(f"{what}: impl {got!r}, model {want!r}")
+
+
+def _sorted(values: set[str]) -> list[str]:
+    return sorted(values)
+
+
+def _arrow_kept(rows: Any) -> dict[str, set[str]]:
+    """The same three sets from a checkpoint's Arrow rows."""
+    import pyarrow.compute as pc
+
+    def paths(column: str, key: str) -> set[str]:
+        if column not in rows.column_names:
+            return set()
+        return set(pc.struct_field(rows.column(column).drop_null(), key).to_pylist())
+
+    return {"add": paths("add", "path"), "remove": paths("remove", "path"),
+            "txn": paths("txn", "appId")}  # fmt: skip
+
+
+# --- the checks ----------------------------------------------------------------------------------
+
+
+def _retention_probes(table: Table) -> list[int]:
+    """``now`` values at which a written tombstone or lastUpdated time is exactly at the
+    tombstone or app-transaction cut-off, or one millisecond inside it."""
+    from deltaspec.model.checkpoint import interval_ms
+
+    durations = [interval_ms(v) for k, v in table.configuration.items() if "Retention" in k]
+    probes = {stamp + d + delta for stamp in table.stamps for d in durations for delta in (0, 1)}
+    return sorted(probes)[:: max(1, len(probes) // 12)]
+
+
+def _fixed(now: int) -> Callable[[], int]:
+    return lambda: now
+
+
+def check_retention(table: Table) -> int:
+    """RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS at every probe: the
+    impl's snapshot as of ``now`` and its checkpoint rows against the model's checkpoint."""
+    from deltaspec.impl.checkpoint import checkpoint_table
+    from deltaspec.impl.snapshot import DeltaLog
+
+    latest = len(table.times) - 1
+    model = model_snapshot(table, latest)
+    probes = _retention_probes(table)
+    for now in probes:
+        want = model_kept(model, now)
+        snapshot = DeltaLog(str(table.root), clock=_fixed(now)).snapshot()
+        got_tombstones = {path for path, _ in snapshot.tombstones}
+        _agree(f"tombstones at now={now}", _sorted(got_tombstones), _sorted(want["remove"]))
+        _agree(f"app ids at now={now}", _sorted(set(snapshot.app_transactions)),
+               _sorted(want["txn"]))  # fmt: skip
+        rows = _arrow_kept(checkpoint_table(snapshot, now_ms=now))
+        for kind in ("add", "remove", "txn"):
+            _agree(f"checkpoint {kind} at now={now}", _sorted(rows[kind]), _sorted(want[kind]))
+    return len(probes)
+
+
+def _adjusted(times: list[int]) -> list[int]:
+    out: list[int] = []
+    for moment in times:
+        out.append(moment if not out or moment > out[-1] else out[-1] + 1)
+    return out
+
+
+def expected_version_at(times: list[int], timestamp: int) -> int | str:
+    """The spec's time travel by timestamp: the last version whose (strictly increasing) commit
+    time is at or before ``timestamp``; before the first or after the last commit is an error."""
+    adjusted = _adjusted(times)
+    if timestamp < adjusted[0]:
+        return "TimestampEarlierThanCommitRetentionError"
+    if timestamp > adjusted[-1]:
+        return "TimestampGreaterThanCommitError"
+    return max(v for v, t in enumerate(adjusted) if t <= timestamp)
+
+
+def check_time_travel(table: Table) -> int:
+    from deltaspec.impl.errors import DeltaError
+    from deltaspec.impl.history import version_at
+    from deltaspec.impl.snapshot import DeltaLog
+
+    log = DeltaLog(str(table.root))
+    probes = sorted({t + d for t in _adjusted(table.times) for d in (-1, 0, 1)})
+    for timestamp in probes:
+        got: int | str
+        try:
+            got = version_at(log, timestamp)
+        except DeltaError as error:
+            got = type(error).__name__
+        _agree(f"version at {timestamp}", got, expected_version_at(table.times, timestamp))
+    return len(probes)
+
+
+def expected_vacuum(table: Table, now: int) -> list[str]:
+    """What VACUUM deletes at ``now``: regular files outside ``_delta_log`` and hidden names,
+    modified before the cut-off, that no version within retention references (live, an
+    unexpired tombstone, or removed by a commit made after the cut-off)."""
+    from deltaspec.model.checkpoint import min_file_retention_timestamp
+
+    model = model_snapshot(table, len(table.times) - 1)
+    cutoff = min_file_retention_timestamp(model.metadata, now)
+    kept = model_kept(model, now)
+    referenced = kept["add"] | kept["remove"]
+    for version, moment in enumerate(table.times):
+        if moment > cutoff:
+            lines = (table.log_dir / f"{version:020d}.json").read_text().splitlines()
+            referenced |= {json.loads(x)["remove"]["path"] for x in lines if '"remove"' in x}
+    doomed = []
+    for path in table.root.rglob("*"):
+        relative = path.relative_to(table.root).as_posix()
+        hidden = any(part.startswith(("_", ".")) for part in relative.split("/"))
+        if (
+            path.is_file()
+            and not hidden
+            and relative not in referenced
+            and path.stat().st_mtime_ns // 1_000_000 < cutoff
+        ):
+            doomed.append(relative)
+    return sorted(doomed)
+
+
+def check_vacuum(table: Table) -> int:
+    """Dry runs at every probe, then one real VACUUM at the last probe."""
+    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.vacuum import vacuum
+    from deltaspec.model.checkpoint import interval_ms
+
+    retention = interval_ms(table.configuration["delta.deletedFileRetentionDuration"])
+    probes = sorted({t + retention + d for t in table.times for d in (0, 1)})
+    log = DeltaLog(str(table.root))
+    for now in probes:
+        got = list(vacuum(log, dry_run=True, now_ms=now).deleted)
+        _agree(f"VACUUM (dry run) at now={now}", got, expected_vacuum(table, now))
+    want = expected_vacuum(table, probes[-1])
+    vacuum(log, now_ms=probes[-1])
+    gone = sorted(p for p in want if not (table.root / p).exists())
+    _agree("files VACUUM deleted", gone, want)
+    return len(probes) + 1
+
+
+def write_checkpoints(table: Table, rng: random.Random) -> int:
+    """Each chosen version checkpointed (classic or multi-part) as of its commit time, its files
+    timed earlier than any commit; read back, they hold what the model's checkpoint holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deltaspec.impl.checkpoint import write_checkpoint
+    from deltaspec.impl.snapshot import DeltaLog
+
+    log = DeltaLog(str(table.root))
+    for version in table.checkpoints:
+        now = table.times[version]
+        result = write_checkpoint(log, log.snapshot(version), parts=rng.choice([None, 2, 3]),
+                                  now_ms=now)  # fmt: skip
+        rows = pa.concat_tables([pq.read_table(table.log_dir / n) for n in result.files],
+                                promote_options="default")  # fmt: skip
+        want = model_kept(model_snapshot(table, version), now)
+        got = _arrow_kept(rows)
+        for kind in ("add", "remove", "txn"):
+            _agree(f"checkpoint {version} {kind}", _sorted(got[kind]), _sorted(want[kind]))
+        for name in result.files:
+            _touch(table.log_dir / name, 1000)
+    return len(table.checkpoints)
+
+
+def check_cleanup(table: Table, rng: random.Random) -> int:
+    """RETENTION.LOG at a cut-off equal to a commit's midnight: the commits deleted are the
+    model's ``expired_log_versions``; the latest state and the kept versions still read."""
+    from deltaspec.impl.checkpoint import cleanup_expired_logs
+    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.model.checkpoint import expired_log_versions, interval_ms
+
+    latest_checkpoint = table.checkpoints[-1]
+    retention = interval_ms(table.configuration["delta.logRetentionDuration"])
+    pivot = table.times[rng.randrange(latest_checkpoint)]
+    now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
+    model = model_snapshot(table, len(table.times) - 1)
+    log = DeltaLog(str(table.root))
+    metadata = log.snapshot().metadata
+    deleted = cleanup_expired_logs(log, latest_checkpoint, now, metadata)
+    got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
+    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata,
+                                table.checkpoints[:-1])  # fmt: skip
+    _agree(f"commits cleaned up at now={now}", got, list(want))
+    after = DeltaLog(str(table.root)).snapshot()
+    _agree("live files after cleanup", sorted(p for p, _ in after.files),
+           sorted(model.live_paths()))  # fmt: skip
+    return 2
+
+
+CHECKS: tuple[tuple[str, Callable[[Table, random.Random], int]], ...] = (
+    ("time travel", lambda table, rng: check_time_travel(table)),
+    ("retention", lambda table, rng: check_retention(table)),
+    ("vacuum", lambda table, rng: check_vacuum(table)),
+    ("checkpoints", write_checkpoints),
+    ("cleanup", check_cleanup),
+)
+"""In this order: VACUUM before cleanup (it reads the commits cleanup deletes)."""
+
+
+def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
+    """Build scenario ``seed`` under ``workdir`` and run every check; raises ServiceMismatch."""
+    table = build_table(workdir / f"table-{seed}", seed)
+    rng = random.Random(seed + 1)
+    counts: dict[str, int] = {}
+    for name, check in CHECKS:
+        try:
+            counts[name] = check(table, rng)
+        except ServiceMismatch as mismatch:
+            raise ServiceMismatch(f"scenario {seed}, {name}: {mismatch}") from None
+    return counts
+
+
+def run_services(scenarios: int = SCENARIOS) -> StageResult:
+    """Every scenario; the first disagreement fails the stage."""
+    workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
+    totals: dict[str, int] = {}
+    try:
+        for seed in range(scenarios):
+            for name, count in run_scenario(seed, workdir).items():
+                totals[name] = totals.get(name, 0) + count
+    except ServiceMismatch as mismatch:
+        return StageResult(False, str(mismatch)[:500], {"mismatch": str(mismatch)})
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    checks = ", ".join(f"{count} {name}" for name, count in totals.items())
+    return StageResult(True, f"{scenarios} tables: {checks} checks", {"checks": totals})

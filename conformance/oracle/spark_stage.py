@@ -1,0 +1,38 @@
+"""The ``spark`` stage of the main job: conformance/spark_differential on a SparkSession with
+delta-spark loaded (conformance/adapters/deltaspark_session). Without pyspark or delta-spark it
+is skipped, and says what is missing."""
+
+from __future__ import annotations
+
+from deltaspec.conformance.oracle.stages import StageResult, StageSkipped
+
+
+def spark_session() -> object:
+    """This process's SparkSession with delta-spark, or StageSkipped saying why there is none."""
+    from deltaspec.extras import available
+
+    if not available("pyspark"):
+        raise StageSkipped("needs pyspark: pip install 'deltaspec[spark]'")
+    from deltaspec.conformance.adapters.deltaspark_session import (
+        DeltaSparkUnavailable,
+        delta_session,
+    )
+
+    try:
+        return delta_session(app_name="deltaspec-check")
+    except DeltaSparkUnavailable as why:
+        raise StageSkipped(f"needs delta-spark: {why}") from None
+
+
+def run_spark_differential() -> StageResult:
+    """Every script and conflict case of the differential; any difference fails the stage."""
+    session = spark_session()
+    from deltaspec.conformance.spark_differential.suite import run_differential
+
+    report = run_differential(session)
+    failures = report.failures()
+    cases = report.cases()
+    summary = f"{len(report.scripts)} scripts, {len(report.conflicts)} conflict cases"
+    if failures:
+        summary += f"; {len(failures)} differ from delta-spark: {failures[0][:300]}"
+    return StageResult(not failures, summary, {"cases": cases})

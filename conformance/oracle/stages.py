@@ -1,0 +1,182 @@
+"""The stages of the main job, cheapest first: one registry for ``deltaspec check`` (runs them
+all, or with ``--quick`` the cheap ones, and reports each with its time) and ``deltaspec mutants``
+(runs the stages that exercise the impl in this order; the first failure kills the mutant).
+
+| stage | what | quick |
+|---|---|---|
+| ``model`` | the scenario and log vectors on the model | yes |
+| ``vectors`` | the scenario and log vectors, and the delta-spark fixtures, on the impl | yes |
+| ``race`` | put-if-absent under a real thread race | yes |
+| ``services`` | VACUUM, log cleanup, retention and time travel by timestamp on real files | yes |
+| ``machine`` | the differential state machine, ``ci`` profile, model vs impl | no |
+| ``spark`` | our Spark path against live delta-spark on the same scripts | no (Spark) |
+
+``--quick`` is every stage with fixed inputs that needs no SparkSession: what is left out is the
+state machine's search and the Spark differential. Importing this module costs nothing: every
+stage imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StageOptions:
+    """What the command line gives the stages."""
+
+    scenario_dirs: list[Path] = field(default_factory=list)
+    fixtures: Path | None = None
+    regressions: Path | None = None
+    shrink: bool = True
+    """Shrink a state-machine divergence (``deltaspec check``); mutants do not."""
+    fixtures_pinned: bool = True
+    verbose: bool = True
+    """Print the vectors' verdict tables (``deltaspec check``); mutants print nothing."""
+
+
+@dataclass(frozen=True)
+class StageResult:
+    passed: bool
+    summary: str
+    """One line: what ran and how it went."""
+    report: dict[str, Any] = field(default_factory=dict)
+    skipped: str | None = None
+    """Why the stage did not run (then ``passed`` is True and nothing was checked)."""
+    seconds: float = 0.0
+
+
+class StageSkipped(Exception):
+    """A stage that cannot run on this install; the message says why and what to install."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[StageOptions], StageResult]
+    needs_spark: bool
+    in_quick: bool
+    on_impl: bool = True
+    """Whether a bug in the impl can make it fail (a mutant's run skips the others)."""
+    about: str = ""
+
+
+def _model(options: StageOptions) -> StageResult:
+    return _suites("model", ["scenarios", "logs"], options)
+
+
+def _vectors(options: StageOptions) -> StageResult:
+    from deltaspec.cli.run import missing_prerequisite
+
+    missing = missing_prerequisite("fixtures", options.fixtures)
+    chosen = ["scenarios", "logs"] + (["fixtures"] if missing is None else [])
+    result = _suites("impl", chosen, options)
+    if missing is None:
+        return result
+    report = {**result.report, "fixtures_skipped": missing}
+    return replace(
+        result, report=report, summary=f"{result.summary}; fixtures suite skipped: {missing}"
+    )
+
+
+def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
+    from deltaspec.cli.run import Corpus, print_report, run_suites
+    from deltaspec.conformance.harness.fixtures import PINNED_MANIFEST_SHA256
+
+    pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
+    corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, False, None)
+    report = run_suites(adapter, chosen, corpus)
+    if options.verbose:
+        print_report(report)
+    failures = report.failures()
+    counts = ", ".join(f"{len(results)} {suite}" for suite, results in report.suites.items())
+    summary = f"{adapter}: {counts}" + (f"; {len(failures)} failing" if failures else "")
+    if failures:
+        first = failures[0]
+        summary += f": {first.case}: {first.details[0] if first.details else first.verdict}"[:300]
+    return StageResult(not failures, summary, report.as_json())
+
+
+def _race(options: StageOptions) -> StageResult:
+    from deltaspec.conformance.oracle.machine import race_put_if_absent
+    from deltaspec.impl.log.store import LocalLogStore
+
+    rounds = 200
+    won = race_put_if_absent(LocalLogStore, rounds=rounds)
+    return StageResult(won == rounds, f"{won}/{rounds} races had exactly one winner")
+
+
+def _services(options: StageOptions) -> StageResult:
+    from deltaspec.conformance.oracle.services import run_services
+
+    return run_services()
+
+
+def _machine(options: StageOptions) -> StageResult:
+    from deltaspec.conformance.adapters.impl import ImplAdapter
+    from deltaspec.conformance.oracle.differential import Divergence
+    from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, run_oracle
+
+    profile = ORACLE_PROFILES["ci"]
+    profile = profile if options.shrink else replace(profile, shrink=False)
+    try:
+        oracle = run_oracle([ImplAdapter], profile, regressions=options.regressions)
+    except Divergence as divergence:
+        return StageResult(False, divergence.message, {"divergence": divergence.message})
+    return StageResult(True, f"{oracle.steps} steps, model vs impl", {"steps": oracle.steps})
+
+
+def _spark(options: StageOptions) -> StageResult:
+    from deltaspec.conformance.oracle.spark_stage import run_spark_differential
+
+    return run_spark_differential()
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("model", _model, needs_spark=False, in_quick=True, on_impl=False,
+          about="scenario and log vectors on the model"),
+    Stage("vectors", _vectors, needs_spark=False, in_quick=True,
+          about="scenario and log vectors and the delta-spark fixtures on the impl"),
+    Stage("race", _race, needs_spark=False, in_quick=True,
+          about="put-if-absent under a real race"),
+    Stage("services", _services, needs_spark=False, in_quick=True,
+          about="VACUUM, log cleanup, retention, time travel by timestamp on real files"),
+    Stage("machine", _machine, needs_spark=False, in_quick=False,
+          about="the differential state machine, ci profile, model vs impl"),
+    Stage("spark", _spark, needs_spark=True, in_quick=False,
+          about="our Spark path against live delta-spark on the same scripts"),
+)  # fmt: skip
+
+STAGE_NAMES: tuple[str, ...] = tuple(stage.name for stage in STAGES)
+IMPL_STAGE_NAMES: tuple[str, ...] = tuple(stage.name for stage in STAGES if stage.on_impl)
+
+
+def chosen(names: tuple[str, ...] | list[str] | None = None, *, quick: bool = False) -> list[Stage]:
+    """The stages named (all when None), in registry order; ``quick`` keeps the cheap ones."""
+    unknown = set(names or ()) - set(STAGE_NAMES)
+    if unknown:
+        raise ValueError(f"no such stages: {sorted(unknown)}; known: {', '.join(STAGE_NAMES)}")
+    return [
+        stage
+        for stage in STAGES
+        if (names is None or stage.name in names) and (stage.in_quick or not quick)
+    ]
+
+
+def run_stage(stage: Stage, options: StageOptions) -> StageResult:
+    """Run one stage and time it; a stage that cannot run here comes back skipped, one that
+    raises comes back failed with the error."""
+    started = time.perf_counter()
+    try:
+        result = stage.run(options)
+    except StageSkipped as why:
+        result = StageResult(True, f"skipped: {why}", {"skipped": str(why)}, skipped=str(why))
+    except Exception as failure:  # any error of a stage fails it (and kills a mutant)
+        lines = str(failure).splitlines()
+        detail = f"{type(failure).__name__}: {lines[0] if lines else ''}"[:300]
+        result = StageResult(False, detail, {"error": detail})
+    return replace(result, seconds=time.perf_counter() - started)

@@ -1,0 +1,107 @@
+"""The stages of the main job (conformance/oracle/stages.py): one registry for ``deltaspec check``
+and ``deltaspec mutants``, and the table-services stage judged by the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deltaspec.cli import check, main
+from deltaspec.conformance.oracle import mutants, services
+from deltaspec.conformance.oracle.mutants import Mutant, apply
+from deltaspec.conformance.oracle.stages import (
+    IMPL_STAGE_NAMES,
+    STAGE_NAMES,
+    STAGES,
+    Stage,
+    StageOptions,
+    StageResult,
+    StageSkipped,
+    chosen,
+    run_stage,
+)
+
+
+def test_one_registry_names_the_stages_everywhere() -> None:
+    assert STAGE_NAMES == check.STAGE_NAMES
+    assert mutants.STAGES == IMPL_STAGE_NAMES
+    assert STAGE_NAMES[-1] == "spark" and all(s.needs_spark == (s.name == "spark") for s in STAGES)
+
+
+def test_quick_leaves_out_the_state_machine_and_spark() -> None:
+    quick = [s.name for s in chosen(quick=True)]
+    assert quick == ["model", "vectors", "race", "services"]
+    assert not any(s.needs_spark for s in chosen(quick=True))
+    assert [s.name for s in chosen(["spark", "race"])] == ["race", "spark"]  # registry order
+    with pytest.raises(ValueError, match="no such stages"):
+        chosen(["nope"])
+
+
+def test_a_stage_that_raises_fails_and_one_that_cannot_run_is_skipped() -> None:
+    def boom(options: StageOptions) -> StageResult:
+        raise AssertionError("diverged\nmore")
+
+    def absent(options: StageOptions) -> StageResult:
+        raise StageSkipped("needs pyspark")
+
+    failed = run_stage(Stage("x", boom, False, True), StageOptions())
+    assert not failed.passed and failed.summary == "AssertionError: diverged"
+    skipped = run_stage(Stage("y", absent, True, False), StageOptions())
+    assert skipped.passed and skipped.skipped == "needs pyspark"
+
+
+@pytest.mark.rules("RETENTION.LOG", "RETENTION.TOMBSTONES", "RETENTION.SET_TRANSACTION")
+def test_the_services_agree_with_the_model_on_real_tables(tmp_path: Path) -> None:
+    for seed in range(4):
+        counts = services.run_scenario(seed, tmp_path)
+        assert set(counts) == {"time travel", "retention", "vacuum", "checkpoints", "cleanup"}
+
+
+def test_cleanup_deletes_something_in_some_scenarios(tmp_path: Path) -> None:
+    """The cleanup probes are not vacuous: some scenarios expire commits."""
+    from deltaspec.model.checkpoint import expired_log_versions
+
+    expired = 0
+    for seed in range(8):
+        table = services.build_table(tmp_path / str(seed), seed)
+        model = services.model_snapshot(table, len(table.times) - 1)
+        far = table.times[-1] + 10 * services.DAY
+        expired += bool(expired_log_versions(table.times, table.checkpoints[-1], far,
+                                             model.metadata, table.checkpoints[:-1]))  # fmt: skip
+    assert expired >= 4
+
+
+SERVICE_BUGS = [
+    Mutant("cleanup-cutoff-exclusive", "", "deltaspec.impl.checkpoint:_new_start",
+           "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff"),
+    Mutant("vacuum-deletes-at-cutoff", "", "deltaspec.impl.vacuum:_consider",
+           "if info.st_mtime_ns // 1_000_000 >= cutoff:",
+           "if info.st_mtime_ns // 1_000_000 > cutoff:"),
+    Mutant("time-travel-times-not-monotonic", "", "deltaspec.impl.history:commit_timestamps",
+           "moment = previous + 1", "pass"),
+]  # fmt: skip
+
+
+def _services_in_child(mutant: Mutant) -> bool:
+    apply(mutant)
+    return services.run_services(scenarios=8).passed
+
+
+@pytest.mark.parametrize("mutant", SERVICE_BUGS, ids=lambda m: m.id)
+def test_the_services_stage_catches_boundary_bugs(mutant: Mutant) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        assert pool.submit(_services_in_child, mutant).result() is False
+
+
+def test_check_reports_each_stage_with_its_time(tmp_path: Path) -> None:
+    report = tmp_path / "check.json"
+    assert main(["check", "--stage", "race", "--stage", "spark", "--quick",
+                       "--report", str(report)]) == 0  # fmt: skip
+    data = json.loads(report.read_text())
+    assert [s["name"] for s in data["stages"]] == ["race"]
+    assert data["passed"] and data["quick"] and data["stages"][0]["seconds"] >= 0
