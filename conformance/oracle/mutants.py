@@ -162,7 +162,8 @@ def run_mutants(
     own_stage: bool = False,
 ) -> tuple[MutantResult, list[MutantResult]]:
     """The unmutated baseline, then each mutant (``jobs`` at a time); with ``own_stage`` each
-    mutant runs only its ``killed_by`` stage and the baseline every stage they name."""
+    mutant runs only its ``killed_by`` stage (a known survivor none) and the baseline every
+    stage they name."""
     from concurrent.futures import ThreadPoolExecutor
 
     chosen: Sequence[str] = list(ids) if ids is not None else [m.id for m in CATALOG]
@@ -173,7 +174,10 @@ def run_mutants(
         mutated_source(by_id(mutant_id))
 
     def stages_of(mutant_id: str) -> Sequence[str]:
-        return (by_id(mutant_id).killed_by,) if own_stage else stages
+        if not own_stage:
+            return stages
+        killed_by = by_id(mutant_id).killed_by
+        return () if killed_by is None else (killed_by,)  # a known survivor runs nothing
 
     if own_stage:
         stages = [s for s in STAGES if any(s in stages_of(i) for i in chosen)]

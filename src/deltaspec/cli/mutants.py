@@ -115,6 +115,7 @@ def _report(
                 "module": mutants[r.id].module,
                 "rule": mutants[r.id].rule,
                 "killed_by": mutants[r.id].killed_by,
+                "expected": mutants[r.id].expected,
                 "description": mutants[r.id].description,
             }
             for r in results
@@ -126,6 +127,17 @@ def _report(
         "slowest_kill_seconds": None if slowest is None else round(slowest.seconds, 2),
         "slowest_kill": None if slowest is None else slowest.id,
     }
+
+
+def disagreements(results: Iterable[MutantResult], mutants: dict[str, Mutant]) -> list[str]:
+    """Where a run of every stage contradicts the catalog's ``killed_by``: the lines to fix."""
+    out = []
+    for result in results:
+        recorded = mutants[result.id].killed_by
+        if result.stage != recorded:
+            now = f"killed_by={result.stage!r}" if result.killed else "killed_by=None (survives)"
+            out.append(f"{result.id}: the catalog says killed_by={recorded!r}; this run: {now}")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"score: {report['killed']}/{report['total']} mutants killed within {args.timeout:g} s"
           + (f"; slowest kill {report['slowest_kill_seconds']:.1f} s ({slowest})" if slowest
              else ""))  # fmt: skip
+    if not args.own_stage and not args.stage:
+        for line in disagreements(results, mutants):
+            print(f"catalog disagrees: {line}")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     return 0 if not baseline.killed and report["killed"] == report["total"] else 1
