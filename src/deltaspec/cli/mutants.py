@@ -47,7 +47,7 @@ def _chosen(args: argparse.Namespace, catalog: Sequence[Mutant]) -> list[Mutant]
     described = {m.id: m for m in catalog}
     unknown = [i for i in args.ids if i not in described]
     if unknown:
-        near = {i: get_close_matches(i, described, n=2) for i in unknown}
+        near = {i: get_close_matches(i, described, n=1) for i in unknown}
         hints = "; ".join(f"{i!r}" + (f" (did you mean {', '.join(n)}?)" if n else "")
                           for i, n in near.items())  # fmt: skip
         print(f"deltaspec mutants: no such mutant {hints}; known: {', '.join(sorted(described))}",
