@@ -31,7 +31,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="only mutants keyed to this rule (repeatable)")  # fmt: skip
     parser.add_argument("--side", choices=["impl", "spark"],
                         help="only the core impl's or the Spark path's mutants")  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per mutant: a guard against a hung oracle (600)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once")
     parser.add_argument("--stage", action="append", choices=list(STAGES),
                         help="run only these oracle stages (repeatable; default all)")  # fmt: skip
