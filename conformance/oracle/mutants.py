@@ -1,161 +1,49 @@
 """Seeded bugs in the impl, to measure how much the oracle catches.
 
-A mutant replaces one snippet of one impl function by a slightly wrong one: the kind
-of mistake a Delta writer's author makes. ``apply`` recompiles just that function
-from its mutated source inside a process and rebinds it everywhere it was imported;
-nothing on disk changes. ``run_mutants`` runs each mutant in its own spawned process
-through the ``ci`` oracle (the spec's vectors, the put-if-absent race, then the
-differential state machine) and reports whether it was killed, by which stage and how fast.
+A mutant (the catalog is :mod:`deltaspec.conformance.oracle.catalog`) replaces one snippet of one
+impl function by a slightly wrong one: the kind of mistake a Delta writer's author makes.
+``apply`` recompiles just that function from its mutated source inside a process and rebinds it
+everywhere it was imported; nothing on disk changes. ``run_mutants`` runs each mutant in its own
+spawned process through the oracle's stages, cheapest first, and reports whether it was killed,
+by which stage and how fast; with ``own_stage`` each mutant runs only the stage recorded as
+killing it (its ``killed_by``).
 """
 
 from __future__ import annotations
 import __future__
 
-import importlib
-import inspect
 import multiprocessing
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from deltaspec.conformance.oracle.catalog import (
+    CATALOG,
+    Mutant,
+    MutantError,
+    by_id,
+    mutated_source,
+    resolve,
+)
 
-class MutantError(Exception):
-    """A mutant that no longer applies: its snippet is not found exactly once."""
-
-
-@dataclass(frozen=True)
-class Mutant:
-    id: str
-    description: str
-    target: str
-    """``module:qualified.name`` of the function to mutate; ``old`` and ``new`` are written
-    as in its dedented source."""
-    old: str
-    new: str
-
-
-def _m(id: str, description: str, target: str, old: str, new: str) -> Mutant:
-    return Mutant(id, description, f"deltaspec.impl.{target}", old, new)
-
-
-CATALOG: tuple[Mutant, ...] = (
-    _m("delete-delete-skipped", "the delete/delete check is not run",
-       "txn.conflicts:check_order",
-       "(check_added_files, check_deleted_vs_read, check_deleted_vs_deleted)",
-       "(check_added_files, check_deleted_vs_read)"),
-    _m("serializable-as-write-serializable", "Serializable ignores blind appends, as WS does",
-       "txn.conflicts:candidate_adds",
-       'if level == "WriteSerializable" and win.is_blind_append:',
-       'if level in ("WriteSerializable", "Serializable") and win.is_blind_append:'),
-    _m("whole-table-read-ignored", "a whole-table read does not conflict with deletes",
-       "txn.conflicts:check_deleted_vs_read",
-       'if win.removed and cur.reads.whole_table and profile.has("whole_table_delete_read"):',
-       "if False:"),
-    _m("data-predicates-for-appends", "data filters join the read predicate",
-       "predicates:partition_predicate",
-       "conjoin(f for f in filters if f.columns() <= allowed)",
-       "conjoin(filters)"),
-    _m("only-last-winner", "only the latest winning commit is checked",
-       "txn.transaction:OptimisticTransaction._resolve",
-       "range(attempt_version, latest + 1)", "range(latest, latest + 1)"),
-    _m("retry-skips-first-winner", "off by one: the first winner after the read is not checked",
-       "txn.transaction:OptimisticTransaction._resolve",
-       "range(attempt_version, latest + 1)", "range(attempt_version + 1, latest + 1)"),
-    _m("retry-version-off-by-one", "the retry aims one version too far, leaving a gap",
-       "txn.transaction:OptimisticTransaction._resolve",
-       "return latest + 1, current", "return latest + 2, current"),
-    _m("no-snapshot-isolation-downgrade", "no-data-change commits keep the table's level",
-       "txn.transaction:OptimisticTransaction._isolation_level",
-       "if only_files and not changes and may_downgrade:", "if False:"),
-    _m("downgrade-despite-metadata", "a metadata change still downgrades to SnapshotIsolation",
-       "txn.transaction:OptimisticTransaction._isolation_level",
-       "if only_files and not changes and may_downgrade:",
-       "if not changes and may_downgrade:"),
-    _m("blind-append-without-reads", "isBlindAppend ignores what the transaction read",
-       "txn.prepare:is_blind_append",
-       "return only_adds and not reads.predicates and not reads.files", "return only_adds"),
-    _m("replay-keeps-first-add", "replay keeps the first add of a re-added path",
-       "replay.commits:reconcile",
-       "adds.pop(key, None)\n                adds[key] = action",
-       "adds.setdefault(key, action)"),
-    _m("tombstone-dropped-early", "the checkpoint drops tombstones still within retention",
-       "checkpoint:checkpoint_table",
-       "snapshot.tombstones_table(now_ms)",
-       "snapshot.tombstones_table(now_ms + snapshot.deleted_file_retention_ms)"),
-    _m("checkpoint-at-version-zero", "version 0 counts as a multiple of the interval",
-       "checkpoint:needs_checkpoint",
-       "return version != 0 and version % checkpoint_interval(metadata) == 0",
-       "return version % checkpoint_interval(metadata) == 0"),
-    _m("put-if-absent-by-exists-then-write", "put-if-absent checks existence, then writes",
-       "log.store:LocalLogStore.write_new",
-       "kind = crashpoints.file_kind(name)",
-       "if os.path.exists(final):\n        raise self._exists_error(name)\n"
-       "    with open(final, 'wb') as file:\n        file.write(data)\n    return"),
-    _m("metadata-conflict-ignored", "a concurrent metadata change is silently adopted",
-       "txn.conflicts:check_metadata",
-       'return _raise(errors.MetadataChangedException, "the metadata changed", cur, win)',
-       "return replace(cur, metadata=win.metadata)"),
-    _m("protocol-conflict-ignored", "two protocol changes do not conflict",
-       "txn.conflicts:check_protocol",
-       "if cur.commits_protocol:", "if False:"),
-    _m("app-txn-conflict-ignored", "a winner's SetTransaction for a read app id is ignored",
-       "txn.conflicts:check_app_txns",
-       "clash = sorted(cur.reads.app_ids & win.app_ids)", "clash: list[str] = []"),
-    _m("domain-conflict-ignored", "two commits of the same metadata domain do not conflict",
-       "txn.conflicts:check_domains",
-       "clash = sorted(cur.domains & win.domains)", "clash: list[str] = []"),
-    _m("compaction-removes-ignored", "delete/read skips the winner's dataChange=false removes",
-       "txn.conflicts:check_deleted_vs_read",
-       "for removed in win.removed:",
-       "for removed in [r for r in win.removed if r.data_change]:"),
-    _m("compaction-adds-not-candidates", "append check skips the winner's dataChange=false adds",
-       "txn.conflicts:candidate_adds",
-       "    return win.added\n", "    return [a for a in win.added if a.data_change]\n"),
-    _m("app-id-read-not-recorded", "txn_version does not record the app id as read",
-       "txn.transaction:OptimisticTransaction.txn_version",
-       "self._app_ids.add(app_id)", "pass"),
-    _m("append-only-not-enforced", "delta.appendOnly is not enforced",
-       "txn.prepare:check_append_only",
-       "if append_only and any(", "if False and any("),
-    _m("empty-commit-never-skipped", "commitIfNeeded records empty commits",
-       "txn.prepare:skips_empty_commit",
-       "and skippable_level\n", "and False\n"),
-    _m("null-partition-matches", "an unknown (null) predicate result selects the file",
-       "predicates:matching",
-       "pc.fill_null(truth, False)", "pc.fill_null(truth, True)"),
-    _m("read-version-recorded-wrong", "commitInfo.readVersion records the attempt version",
-       "txn.transaction:OptimisticTransaction._commit_info",
-       'fields["readVersion"] = self.read_version',
-       'fields["readVersion"] = self.read_version + 1'),
-    _m("max-retries-off-by-one", "maxCommitAttempts allows one attempt fewer",
-       "txn.transaction:OptimisticTransaction._after_collision",
-       "attempt > profile.max_commit_attempts", "attempt >= profile.max_commit_attempts"),
-)  # fmt: skip
-
-
-def _resolve(target: str) -> tuple[Any, str, Any]:
-    module_name, qualname = target.split(":")
-    owner: Any = importlib.import_module(module_name)
-    *path, name = qualname.split(".")
-    for part in path:
-        owner = getattr(owner, part)
-    return owner, name, inspect.getattr_static(owner, name)
-
-
-def mutated_source(mutant: Mutant) -> str:
-    _, _, original = _resolve(mutant.target)
-    source = textwrap.dedent(inspect.getsource(original))
-    if source.count(mutant.old) != 1:
-        raise MutantError(f"{mutant.id}: snippet found {source.count(mutant.old)} times")
-    return source.replace(mutant.old, mutant.new)
+__all__ = [
+    "CATALOG",
+    "Mutant",
+    "MutantError",
+    "MutantResult",
+    "apply",
+    "by_id",
+    "mutated_source",
+    "run_isolated",
+    "run_mutants",
+]
 
 
 def apply(mutant: Mutant) -> None:
     """Swap the mutated function in, in this process only."""
-    owner, name, original = _resolve(mutant.target)
+    owner, name, original = resolve(mutant.target)
     module = sys.modules[mutant.target.split(":")[0]]
     code = compile(
         mutated_source(mutant),
@@ -243,8 +131,12 @@ def run_mutants(
     jobs: int = 2,
     progress: Callable[[MutantResult], None] | None = None,
     stages: Sequence[str] = STAGES,
+    *,
+    own_stage: bool = False,
 ) -> tuple[MutantResult, list[MutantResult]]:
-    """The unmutated baseline, then each mutant (``jobs`` at a time)."""
+    """The unmutated baseline, then each mutant (``jobs`` at a time); with ``own_stage`` each
+    mutant runs only its ``killed_by`` stage (a known survivor none) and the baseline every
+    stage they name."""
     from concurrent.futures import ThreadPoolExecutor
 
     chosen: Sequence[str] = list(ids) if ids is not None else [m.id for m in CATALOG]
@@ -252,11 +144,20 @@ def run_mutants(
     if unknown:
         raise MutantError(f"no such mutants: {sorted(unknown)}")
     for mutant_id in chosen:
-        mutated_source(next(m for m in CATALOG if m.id == mutant_id))
+        mutated_source(by_id(mutant_id))
+
+    def stages_of(mutant_id: str) -> Sequence[str]:
+        if not own_stage:
+            return stages
+        killed_by = by_id(mutant_id).killed_by
+        return () if killed_by is None else (killed_by,)  # a known survivor runs nothing
+
+    if own_stage:
+        stages = [s for s in STAGES if any(s in stages_of(i) for i in chosen)]
     baseline = run_isolated(None, timeout * 3, stages)
     results: list[MutantResult] = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for result in pool.map(lambda i: run_isolated(i, timeout, stages), chosen):
+        for result in pool.map(lambda i: run_isolated(i, timeout, stages_of(i)), chosen):
             results.append(result)
             if progress is not None:
                 progress(result)

@@ -1,0 +1,540 @@
+"""The catalog of seeded impl bugs (mutants) the oracle is scored on.
+
+A mutant is one small, plausible mistake of a Delta writer's author: an exact snippet of one
+impl function replaced by a slightly wrong one. It names the function it breaks by the spec rule
+the function implements (``CONFLICT.APPEND_MATCH``: the one impl, or Spark path, function marked
+``@rule`` with it, found through the rule registry), so a rename follows the marker; a helper
+that implements no rule is named ``module:qualname`` under ``deltaspec.impl``. A snippet that is
+no longer found exactly once is a loud :class:`MutantError`, never a silent pass.
+
+``killed_by`` is the cheapest oracle stage that kills the mutant, as the full run recorded in
+``benchmarks/results/mutants.json`` (``deltaspec mutants --json``) found it; the tests run only
+that stage per mutant. A mutant no stage killed in that run is a known survivor
+(``killed_by=None``) and says which stage is ``expected`` to kill it once that stage sees the
+behaviour (the tests then run that stage for it as soon as it exists).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import textwrap
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from deltaspec.rules import RULE_ID
+
+IMPL = "deltaspec.impl."
+SIDES = ("impl", "spark")
+STAGE_NAMES = ("vectors", "race", "machine", "services", "spark")
+"""Every stage a mutant may name: today's three, and the table-services stage (VACUUM, log
+cleanup, retention, time travel) and the differential Spark stage (against live delta-spark)."""
+
+
+class MutantError(Exception):
+    """A mutant that no longer applies: its rule or function is not found, or its snippet is
+    not found exactly once."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    description: str
+    where: str
+    """The rule the mutated function implements (``CONFLICT.APPEND_MATCH``), or the function's
+    ``module:qualname`` when it implements none."""
+    old: str
+    new: str
+    """``old`` and ``new`` are written as in the function's dedented source."""
+    killed_by: str | None = "vectors"
+    """The cheapest stage that killed it in the recorded run; None: a known survivor."""
+    side: str = "impl"
+    """Which marked functions a rule names: the core impl's or the Spark path's."""
+    expected: str | None = None
+    """For a known survivor, the stage expected to kill it."""
+
+    @property
+    def rule(self) -> str | None:
+        return self.where if RULE_ID.fullmatch(self.where) else None
+
+    @property
+    def target(self) -> str:
+        """``module:qualname`` of the function the mutant changes."""
+        return resolve_target(self)
+
+    @property
+    def module(self) -> str:
+        """The impl module it breaks, without the ``deltaspec.impl.`` prefix."""
+        return self.target.split(":")[0].removeprefix(IMPL)
+
+
+def resolve(target: str) -> tuple[Any, str, Any]:
+    """The owner (module or class), attribute name and raw attribute of ``module:qualname``."""
+    module_name, qualname = target.split(":")
+    owner: Any = importlib.import_module(module_name)
+    *path, name = qualname.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    return owner, name, inspect.getattr_static(owner, name)
+
+
+def source_of(target: str) -> str:
+    """The dedented source of ``module:qualname``, decorators included (a property's getter, a
+    static method's function)."""
+    raw = resolve(target)[2]
+    raw = getattr(raw, "fget", raw)
+    return textwrap.dedent(inspect.getsource(getattr(raw, "__func__", raw)))
+
+
+@cache
+def resolve_target(mutant: Mutant) -> str:
+    """The function ``mutant`` changes: its ``where`` itself, or the one function of its side
+    marked with its rule (when several are, the one whose source holds the snippet)."""
+    rule_id = mutant.rule
+    if rule_id is None:
+        return mutant.where if mutant.where.startswith(IMPL) else IMPL + mutant.where
+    from deltaspec.trace import marked
+
+    found = marked(rule_id, mutant.side)
+    if len(found) > 1:
+        found = [where for where in found if source_of(where).count(mutant.old) == 1]
+    if len(found) != 1:
+        raise MutantError(
+            f"{mutant.id}: {len(found)} {mutant.side} functions marked @rule({rule_id!r})"
+            + (" hold its snippet" if found else "")
+        )
+    return found[0]
+
+
+def mutated_source(mutant: Mutant) -> str:
+    """The dedented source of the mutant's function with its snippet replaced."""
+    source = source_of(mutant.target)
+    if source.count(mutant.old) != 1:
+        raise MutantError(f"{mutant.id}: snippet found {source.count(mutant.old)} times")
+    return source.replace(mutant.old, mutant.new)
+
+
+def by_id(mutant_id: str) -> Mutant:
+    found = next((m for m in CATALOG if m.id == mutant_id), None)
+    if found is None:
+        raise MutantError(f"no such mutant: {mutant_id!r}")
+    return found
+
+
+SURVIVES = None
+"""``killed_by`` of a known survivor (then ``expected`` names the stage that should kill it)."""
+
+
+def _m(
+    id: str,
+    description: str,
+    where: str,
+    old: str,
+    new: str,
+    killed_by: str | None = "vectors",
+    expected: str | None = None,
+) -> Mutant:
+    return Mutant(id, description, where, old, new, killed_by, expected=expected)
+
+
+def _spark(
+    id: str,
+    description: str,
+    where: str,
+    old: str,
+    new: str,
+    killed_by: str | None = SURVIVES,
+    expected: str | None = "spark",
+) -> Mutant:
+    return Mutant(id, description, where, old, new, killed_by, "spark", expected)
+
+
+CONFLICTS: tuple[Mutant, ...] = (
+    _m("delete-delete-skipped", "the delete/delete check is not run",
+       "CONFLICT.ORDER_V32",
+       "(check_added_files, check_deleted_vs_read, check_deleted_vs_deleted)",
+       "(check_added_files, check_deleted_vs_read)"),
+    _m("serializable-as-write-serializable", "Serializable ignores blind appends, as WS does",
+       "CONFLICT.APPEND_CANDIDATES",
+       'if level == "WriteSerializable" and win.is_blind_append:',
+       'if level in ("WriteSerializable", "Serializable") and win.is_blind_append:'),
+    _m("whole-table-read-ignored", "a whole-table read does not conflict with deletes",
+       "CONFLICT.DELETE_READ_WHOLE_TABLE",
+       'if win.removed and cur.reads.whole_table and profile.has("whole_table_delete_read"):',
+       "if False:"),
+    _m("data-predicates-for-appends", "data filters join the read predicate",
+       "predicates:partition_predicate",
+       "conjoin(f for f in filters if f.columns() <= allowed)",
+       "conjoin(filters)"),
+    _m("metadata-conflict-ignored", "a concurrent metadata change is silently adopted",
+       "CONFLICT.METADATA",
+       'return _raise(errors.MetadataChangedException, "the metadata changed", cur, win)',
+       "return replace(cur, metadata=win.metadata)"),
+    _m("protocol-conflict-ignored", "two protocol changes do not conflict",
+       "CONFLICT.PROTOCOL", "if cur.commits_protocol:", "if False:"),
+    _m("app-txn-conflict-ignored", "a winner's SetTransaction for a read app id is ignored",
+       "CONFLICT.APP_TXN",
+       "clash = sorted(cur.reads.app_ids & win.app_ids)", "clash: list[str] = []"),
+    _m("domain-conflict-ignored", "two commits of the same metadata domain do not conflict",
+       "CONFLICT.DOMAIN",
+       "clash = sorted(cur.domains & win.domains)", "clash: list[str] = []"),
+    _m("compaction-removes-ignored", "delete/read skips the winner's dataChange=false removes",
+       "CONFLICT.DELETE_READ",
+       "for removed in win.removed:",
+       "for removed in [r for r in win.removed if r.data_change]:"),
+    _m("compaction-adds-not-candidates", "append check skips the winner's dataChange=false adds",
+       "CONFLICT.APPEND_CANDIDATES",
+       "    return win.added\n", "    return [a for a in win.added if a.data_change]\n"),
+    _m("null-partition-matches", "an unknown (null) predicate result selects the file",
+       "predicates:matching",
+       "pc.fill_null(truth, False)", "pc.fill_null(truth, True)"),
+    _m("typed-empty-string-is-value", 'an empty partition value compares as "" instead of null',
+       "predicates:typed", 'if raw is None or raw == "":', "if raw is None:", SURVIVES, "spark"),
+    _m("typed-timestamp-zone-dropped", "a timestamp literal's zone is dropped, not converted "
+       "to UTC", "predicates:_timestamp",
+       "return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value",
+       "return value.replace(tzinfo=None)", SURVIVES, "spark"),
+)  # fmt: skip
+
+TRANSACTION: tuple[Mutant, ...] = (
+    _m("only-last-winner", "only the latest winning commit is checked",
+       "RETRY.NEXT_VERSION",
+       "range(attempt_version, latest + 1)", "range(latest, latest + 1)"),
+    _m("retry-skips-first-winner", "off by one: the first winner after the read is not checked",
+       "RETRY.NEXT_VERSION",
+       "range(attempt_version, latest + 1)", "range(attempt_version + 1, latest + 1)"),
+    _m("retry-version-off-by-one", "the retry aims one version too far, leaving a gap",
+       "RETRY.NEXT_VERSION",
+       "return latest + 1, current", "return latest + 2, current"),
+    _m("max-retries-off-by-one", "maxCommitAttempts allows one attempt fewer",
+       "RETRY.MAX_ATTEMPTS",
+       "attempt > profile.max_commit_attempts", "attempt >= profile.max_commit_attempts"),
+    _m("no-snapshot-isolation-downgrade", "no-data-change commits keep the table's level",
+       "ISOLATION.DOWNGRADE",
+       "if only_files and not changes and may_downgrade:", "if False:"),
+    _m("downgrade-despite-metadata", "a metadata change still downgrades to SnapshotIsolation",
+       "ISOLATION.DOWNGRADE",
+       "if only_files and not changes and may_downgrade:",
+       "if not changes and may_downgrade:"),
+    _m("read-version-recorded-wrong", "commitInfo.readVersion records the attempt version",
+       "TXN.COMMIT_INFO",
+       'fields["readVersion"] = self.read_version',
+       'fields["readVersion"] = self.read_version + 1'),
+    _m("app-id-read-not-recorded", "txn_version does not record the app id as read",
+       "TXN.READ_APP_IDS", "self._app_ids.add(app_id)", "pass"),
+    _m("read-predicate-not-recorded", "a filtered scan does not record its partition predicate",
+       "TXN.READ_PREDICATES", "self._predicates.append(predicate)", "pass"),
+    _m("files-read-not-recorded", "a filtered scan does not record the files it read",
+       "TXN.READ_FILES", "self._files.update((f.path, f) for f in scanned)", "pass"),
+    _m("whole-table-read-not-flagged", "a whole-table read is recorded as an ordinary predicate",
+       "TXN.READ_WHOLE_TABLE", "self._whole_table = True", "self._whole_table = False"),
+    _m("blind-append-without-reads", "isBlindAppend ignores what the transaction read",
+       "TXN.BLIND_APPEND",
+       "return only_adds and not reads.predicates and not reads.files", "return only_adds"),
+    _m("empty-commit-never-skipped", "commitIfNeeded records empty commits",
+       "TXN.EMPTY_COMMIT", "and skippable_level\n", "and False\n"),
+    _m("append-only-not-enforced", "delta.appendOnly is not enforced",
+       "TXN.APPEND_ONLY", "if append_only and any(", "if False and any("),
+    _m("set-transaction-repeats-kept", "a repeated SetTransaction of one app id is kept twice",
+       "TXN.SET_TRANSACTION_DEDUP",
+       "continue\n", "pass\n", SURVIVES, "vectors"),
+    _m("two-metadata-accepted", "a commit may change the metadata twice",
+       "TXN.SINGLE_METADATA", "if len(_metadatas(actions)) > 1:",
+       "if len(_metadatas(actions)) > 2:"),
+    _m("first-commit-without-metadata", "a table may be created without metadata",
+       "TXN.FIRST_COMMIT",
+       'if not _metadatas(actions) and profile.has("commit_validation"):', "if False:"),
+    _m("first-commit-without-protocol", "no default protocol is added to the first commit",
+       "TXN.FIRST_COMMIT",
+       "return actions if _protocols(actions) else [DEFAULT_PROTOCOL, *actions]",
+       "return actions"),
+    _m("partition-values-subset-accepted", "an add missing a partition column is accepted",
+       "TXN.PARTITION_COLUMNS",
+       "if set(add.partition_values) != keys:", "if not set(add.partition_values) <= keys:"),
+    _m("domain-metadata-without-feature", "domain metadata without the domainMetadata feature",
+       "TXN.DOMAIN_METADATA",
+       'if "domainMetadata" not in protocol.features(new_protocol):', "if False:"),
+    _m("duplicate-actions-accepted", "a file key added twice in one commit is accepted",
+       "TXN.DUPLICATE_ACTIONS", "for k, n in keys_seen.items() if n > 1",
+       "for k, n in keys_seen.items() if n > 2"),
+    _m("downgrade-compares-reader-only", "a lower writer version is not a protocol downgrade",
+       "table.features:is_downgrade",
+       "return lower_reader or new.min_writer_version < old.min_writer_version",
+       "return lower_reader", SURVIVES, "vectors"),
+    _m("downgrade-by-versions-only", "with table features, dropping a feature is no downgrade",
+       "table.features:is_downgrade", "if feature_based:", "if False:", SURVIVES, "vectors"),
+)  # fmt: skip
+
+LOG: tuple[Mutant, ...] = (
+    _m("put-if-absent-by-exists-then-write", "put-if-absent checks existence, then writes",
+       "LOG.PUT_IF_ABSENT",
+       "kind = crashpoints.file_kind(name)",
+       "if os.path.exists(final):\n        raise self._exists_error(name)\n"
+       "    with open(final, 'wb') as file:\n        file.write(data)\n    return", "race"),
+    _m("earliest-version-is-oldest-commit", "time travel may start at the oldest listed commit "
+       "even when no checkpoint covers it", "log.listing:LogListing.earliest_version",
+       "starts = [*self.checkpoints, *([0] if 0 in self.commits else [])]",
+       "starts = [*self.checkpoints, *self.commits]", SURVIVES, "services"),
+    _m("multi-part-checkpoint-missing-part", "a multi-part checkpoint with a part missing counts "
+       "as complete", "log.listing:_complete_checkpoints",
+       "if len(present) == total:", "if present:", SURVIVES, "vectors"),
+    _m("empty-checkpoint-file-listed", "a zero-length checkpoint file counts as a checkpoint",
+       "log.listing:_complete_checkpoints",
+       "if name is None or info.size <= 0:", "if name is None or info.size < 0:",
+       SURVIVES, "vectors"),
+    _m("last-checkpoint-parts-out-of-order", "_last_checkpoint writes parts after sizeInBytes",
+       "log.last_checkpoint:encode_last_checkpoint",
+       '    if parts is not None:\n        content["parts"] = parts\n'
+       '    content["sizeInBytes"] = size_in_bytes\n',
+       '    content["sizeInBytes"] = size_in_bytes\n'
+       '    if parts is not None:\n        content["parts"] = parts\n', SURVIVES, "vectors"),
+    _m("contiguity-misses-last-commit", "a missing last commit is not reported as a gap",
+       "LOG.CONTIGUITY", "if expected > target:", "if expected >= target:", SURVIVES, "vectors"),
+)  # fmt: skip
+
+REPLAY: tuple[Mutant, ...] = (
+    _m("replay-keeps-first-add", "replay keeps the first add of a re-added path",
+       "SNAPSHOT.RECONCILE",
+       "adds.pop(key, None)\n                adds[key] = action",
+       "adds.setdefault(key, action)", "machine"),
+    _m("remove-keeps-earlier-add", "a remove does not drop an add of the same replay window",
+       "SNAPSHOT.RECONCILE",
+       "adds.pop(key, None)\n                removes.pop(key, None)",
+       "removes.pop(key, None)"),
+    _m("re-add-keeps-tombstone", "a re-added file keeps its tombstone",
+       "SNAPSHOT.RECONCILE",
+       "removes.pop(key, None)\n                adds.pop(key, None)", "adds.pop(key, None)",
+       SURVIVES, "vectors"),
+    _m("domain-removal-ignored", "a removed metadata domain stays live",
+       "SNAPSHOT.DOMAIN_METADATA", "if action.removed:", "if False:"),
+    _m("app-txn-first-wins", "the first SetTransaction of an app id wins, not the latest",
+       "SNAPSHOT.APP_TXN", "self.txns[action.app_id] = action",
+       "self.txns.setdefault(action.app_id, action)"),
+    _m("checkpoint-txn-loses-last-updated", "a checkpoint's txn rows are read without "
+       "lastUpdated", "replay.checkpoint_reader:_txn",
+       'last_updated=row.get("lastUpdated")', "last_updated=None", SURVIVES, "services"),
+    _m("checkpoint-configuration-dropped", "a checkpoint's metaData is read without its "
+       "configuration", "replay.checkpoint_reader:_metadata",
+       'configuration={k: v for k, v in (row.get("configuration") or ())}', "configuration={}",
+       SURVIVES, "machine"),
+    _m("checkpoint-first-part-only", "only the first part of a multi-part checkpoint is read",
+       "replay.checkpoint_reader:_read_checkpoint_files",
+       "for info in cp.files:", "for info in cp.files[:1]:", SURVIVES, "vectors"),
+)  # fmt: skip
+
+CHECKPOINT: tuple[Mutant, ...] = (
+    _m("tombstone-dropped-early", "the checkpoint drops tombstones still within retention",
+       "CHECKPOINT.CONTENTS",
+       "snapshot.tombstones_table(now_ms)",
+       "snapshot.tombstones_table(now_ms + snapshot.deleted_file_retention_ms)", "machine"),
+    _m("checkpoint-keeps-expired-txns", "the checkpoint keeps expired SetTransactions",
+       "CHECKPOINT.CONTENTS", "snapshot.app_transactions_at(now_ms).values()",
+       "snapshot.all_app_transactions.values()", SURVIVES, "services"),
+    _m("checkpoint-omits-domains", "the checkpoint leaves out domain metadata",
+       "CHECKPOINT.CONTENTS",
+       '        *(("domainMetadata", _domain_row(d)) for d in domains),\n', "",
+       SURVIVES, "machine"),
+    _m("checkpoint-at-version-zero", "version 0 counts as a multiple of the interval",
+       "CHECKPOINT.INTERVAL",
+       "return version != 0 and version % checkpoint_interval(metadata) == 0",
+       "return version % checkpoint_interval(metadata) == 0", "machine"),
+    _m("checkpoint-interval-off-by-one", "the checkpoint comes one commit before the interval",
+       "CHECKPOINT.INTERVAL", "version % checkpoint_interval(metadata) == 0",
+       "(version + 1) % checkpoint_interval(metadata) == 0", "machine"),
+    _m("checkpoint-parts-numbered-from-zero", "multi-part checkpoint parts are numbered from 0",
+       "checkpoint:_pieces", "part_checkpoint_name(version, i + 1, parts)",
+       "part_checkpoint_name(version, i, parts)", SURVIVES, "services"),
+    _m("last-checkpoint-counts-all-rows", "_last_checkpoint.numOfAddFiles counts every row",
+       "checkpoint:write_checkpoint",
+       "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows",
+       SURVIVES, "vectors"),
+    _m("last-checkpoint-before-parts", "_last_checkpoint is written before the checkpoint",
+       "checkpoint:write_checkpoint",
+       "    total, reused = _put_pieces(store, pieces)\n",
+       "    write_last_checkpoint(store, encode_last_checkpoint(\n"
+       "        version, table.num_rows, written_parts, 0, snapshot.num_files))\n"
+       "    total, reused = _put_pieces(store, pieces)\n", SURVIVES, "machine"),
+    _m("cleanup-cutoff-not-at-midnight", "log cleanup's cutoff is not truncated to midnight",
+       "RETENTION.LOG", "cutoff -= cutoff % DAY_MS", "pass", SURVIVES, "services"),
+    _m("cleanup-deletes-new-start", "log cleanup deletes the checkpoint it keeps as the start",
+       "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", SURVIVES, "services"),
+    _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
+       "checkpoint:_new_start",
+       "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",
+       SURVIVES, "services"),
+    _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
+       "checkpoint:_new_start",
+       "and _readable(log, listing.checkpoints[version])", "", SURVIVES, "machine"),
+    _m("cleanup-times-not-monotonic", "log cleanup takes file times as they are, not made "
+       "increasing", "checkpoint:_timed_entries",
+       "if previous is not None and time <= previous:", "if False:", SURVIVES, "services"),
+)  # fmt: skip
+
+SERVICES: tuple[Mutant, ...] = (
+    _m("tombstone-expiry-inclusive", "a tombstone exactly at the cutoff is kept",
+       "RETENTION.TOMBSTONES", "pc.greater(stamps,", "pc.greater_equal(stamps,",
+       SURVIVES, "services"),
+    _m("app-txn-expiry-inclusive", "a SetTransaction exactly at the cutoff is kept",
+       "RETENTION.SET_TRANSACTION",
+       "txn.last_updated > cutoff", "txn.last_updated >= cutoff", SURVIVES, "services"),
+    _m("app-txn-without-last-updated-kept", "a SetTransaction without lastUpdated never expires",
+       "RETENTION.SET_TRANSACTION",
+       "if txn.last_updated is not None and txn.last_updated > cutoff",
+       "if txn.last_updated is None or txn.last_updated > cutoff", SURVIVES, "vectors"),
+    _m("version-at-timestamp-exclusive", "a timestamp equal to a commit's resolves to the one "
+       "before", "history:version_at", "if t <= timestamp_ms]", "if t < timestamp_ms]",
+       SURVIVES, "services"),
+    _m("commit-times-equal-kept", "equal commit file times are not made increasing",
+       "history:commit_timestamps", "moment <= previous:", "moment < previous:",
+       SURVIVES, "services"),
+    _m("in-commit-timestamps-ignored", "time travel uses file times despite in-commit "
+       "timestamps", "history:commit_timestamps", "if in_commit:", "if False:",
+       SURVIVES, "services"),
+    _m("vacuum-ignores-tombstones", "VACUUM deletes files whose tombstones are within retention",
+       "vacuum:_referenced", "if tombstones.num_rows:", "if False:", SURVIVES, "services"),
+    _m("vacuum-ignores-recent-removes", "VACUUM ignores removes committed after the cutoff",
+       "vacuum:_referenced",
+       "if version > snapshot.version or info.modification_time <= cutoff:", "if True:",
+       SURVIVES, "services"),
+    _m("vacuum-ignores-deletion-vectors", "VACUUM deletes the deletion-vector files of live "
+       "files", "vacuum:_referenced",
+       "if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:",
+       "if False and (dv_path := deletion_vector_path(root, dv)) is not None:",
+       SURVIVES, "services"),
+    _m("vacuum-retention-not-enforced", "VACUUM accepts a retention shorter than the table's",
+       "vacuum:_retention", "if enforce_retention and retention < configured:", "if False:",
+       SURVIVES, "services"),
+    _m("vacuum-deletes-at-cutoff", "VACUUM deletes a file modified exactly at the cutoff",
+       "vacuum:_consider", "if info.st_mtime_ns // 1_000_000 >= cutoff:",
+       "if info.st_mtime_ns // 1_000_000 > cutoff:", SURVIVES, "services"),
+)  # fmt: skip
+
+TABLE: tuple[Mutant, ...] = (
+    _m("checkpoint-interval-zero-accepted", "delta.checkpointInterval = 0 is accepted",
+       "table.properties:checkpoint_interval",
+       "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", SURVIVES, "vectors"),
+    _m("boolean-property-case-sensitive", "a boolean table property must be lower case",
+       "table.properties:flag",
+       "lowered = value.strip().lower()", "lowered = value.strip()", SURVIVES, "vectors"),
+    _m("isolation-level-case-sensitive", "delta.isolationLevel must match its case exactly",
+       "table.properties:isolation_level",
+       "if value.strip().lower() == level.lower():", "if value.strip() == level:",
+       SURVIVES, "vectors"),
+    _m("reader-features-unchecked", "unsupported reader features are read anyway",
+       "table.features:check_reader_protocol",
+       "if protocol.min_reader_version == MAX_READER_VERSION:", "if False:", SURVIVES, "vectors"),
+    _m("dotdot-checked-only-leading", "only a leading '..' segment is refused in a data path",
+       "PATH.DATA_FILE",
+       'if ".." in decoded.split("/"):', 'if decoded.split("/")[0] == "..":', SURVIVES, "vectors"),
+    _m("root-prefix-without-separator", "/table-other/x counts as inside the table /table",
+       "PATH.DATA_FILE",
+       'if target.startswith(root.rstrip("/") + "/"):', 'if target.startswith(root):',
+       SURVIVES, "vectors"),
+)  # fmt: skip
+
+CODEC: tuple[Mutant, ...] = (
+    _m("path-escapes-lower-case", "add.path percent-escapes in lower-case hex",
+       "codec.paths:_percent_encode", 'f"%{byte:02X}"', 'f"%{byte:02x}"', SURVIVES, "spark"),
+    _m("path-decoded-twice", "add.path is percent-decoded twice",
+       "codec.paths:decode_path",
+       'return unquote(uri_path, errors="replace")',
+       'return unquote(unquote(uri_path, errors="replace"))', SURVIVES, "machine"),
+    _m("partition-directory-unescaped", "partition values are not Hive-escaped in directories",
+       "codec.paths:partition_directory",
+       "{_hive_escape(value) if value else", "{value if value else", SURVIVES, "spark"),
+    _m("partition-directory-empty-string", "an empty partition value gets its own directory",
+       "codec.paths:partition_directory",
+       "if value else HIVE_DEFAULT_PARTITION", "if value is not None else HIVE_DEFAULT_PARTITION",
+       SURVIVES, "spark"),
+    _m("partition-empty-string-not-null", 'a "" partition value is read as a value, not null',
+       "ACTION.PARTITION_VALUES", 'if raw is None or raw == "":', "if raw is None:",
+       SURVIVES, "spark"),
+    _m("partition-timestamp-offset-sign", "a timestamp partition value's zone offset is added, "
+       "not subtracted", "codec.partition_values:_decode_timestamp",
+       "return (moment - sign * offset)", "return (moment + sign * offset)", SURVIVES, "spark"),
+    _m("stats-nan-unquoted", "NaN and infinities are written unquoted into stats",
+       "codec.stats:_stats_value",
+       "return f'\"{text}\"' if not math.isfinite(value) else text", "return text",
+       SURVIVES, "spark"),
+    _m("stats-timestamp-without-millis", "timestamp stats lose their milliseconds",
+       "codec.stats:_stats_value",
+       "text = f\"{datetime_text(value, 'T')}.{value.microsecond // 1000:03d}\"",
+       "text = datetime_text(value, 'T')", SURVIVES, "spark"),
+    _m("two-actions-on-a-line", "a log line holding two actions is accepted",
+       "ACTION.UNKNOWN", "if found is not None:", "if False:", SURVIVES, "vectors"),
+)  # fmt: skip
+
+SPARK: tuple[Mutant, ...] = (
+    _spark("skipping-le-boundary", "data skipping drops a file whose minimum equals x <= value",
+           "spark.skipping:_rules_out", '"<=": low > value,', '"<=": low >= value,'),
+    _spark("skipping-max-not-widened", "timestamp maxima are not widened by their lost "
+           "microseconds", "spark.skipping:_bound",
+           "value += dt.timedelta(milliseconds=1)", "pass"),
+    _spark("skipping-missing-null-count", "IS NULL skips a file whose nullCount is unknown",
+           "spark.skipping:_rules_out", "return bool(nulls == 0)",
+           "return nulls is None or nulls == 0"),
+    _spark("condition-literal-left-not-flipped", "'5 < x' is translated as 'x < 5'",
+           "spark.conditions:_translate",
+           "left, right, op = right, left, _FLIPPED[op]", "left, right = right, left"),
+    _spark("condition-or-split", "an OR is split into conjuncts like an AND",
+           "spark.conditions:_conjuncts",
+           'if _kind(node) == "And":', 'if _kind(node) in {"And", "Or"}:'),
+    _spark("dynamic-overwrite-null-partition", "dynamic overwrite reads a null partition as "
+           "'= null'", "spark.conditions:partition_tuples_predicate",
+           'predicates.Expr("is_null", (c,)) if v is None else predicates.Expr("=", (c, v))',
+           'predicates.Expr("=", (c, v))'),
+    _spark("dynamic-overwrite-read-not-recorded", "dynamic overwrite does not record the "
+           "partitions it replaces as read", "spark.overwrite:_partitions_written",
+           "txn.track_read_predicate(predicate)", "pass"),
+    _spark("replace-where-records-whole-table", "replaceWhere over partitions records a "
+           "whole-table read", "spark.overwrite:_partitions_matching",
+           "gone = txn.filter_files(condition.filters())",
+           "gone = rewrite.candidates(txn.snapshot, condition.filters())\n"
+           "    txn.read_whole_table()"),
+    _spark("overwrite-ignores-data-change", "an overwrite ignores dataChange=false",
+           "TXN.READ_PREDICATES",
+           "[rewrite.remove(f, now, data_change=change) for f in txn.filter_files()]",
+           "[rewrite.remove(f, now) for f in txn.filter_files()]"),
+    _spark("dml-reads-ignore-data-skipping", "DML records the partition-pruned files as read, "
+           "not the data-skipped ones", "TXN.READ_FILES",
+           "return txn.filter_files(filters, data_skipped=[f.path for f in chosen])",
+           "return txn.filter_files(filters)"),
+    _spark("unconditional-dml-read-not-recorded", "DELETE/UPDATE without a condition records "
+           "no read", "spark.dml:_read",
+           'return _Read("[]", None, txn.filter_files())',
+           'return _Read("[]", None, list(txn.snapshot.files.values()))'),
+    _spark("merge-by-source-narrowed", "MERGE with NOT MATCHED BY SOURCE reads only the ON "
+           "condition's files", "spark.dml:_merge_read",
+           "if target_only.conjuncts and not clauses.by_source else None",
+           "if target_only.conjuncts else None"),
+    _spark("remove-drops-partition-values", "a DML remove leaves out the file's partition "
+           "values", "spark.rewrite:remove",
+           "partition_values=add.partition_values,", "partition_values={},"),
+    _spark("compaction-adds-change-data", "compaction writes its adds with dataChange=true",
+           "spark.compaction:compact",
+           "write_data(data, root, snapshot.metadata, data_change=False)",
+           "write_data(data, root, snapshot.metadata, data_change=True)"),
+    _spark("compaction-removes-change-data", "compaction writes its removes with dataChange=true",
+           "spark.compaction:compact",
+           "rewrite.remove(f, now, data_change=False, with_stats=True)",
+           "rewrite.remove(f, now, data_change=True, with_stats=True)"),
+    _spark("compaction-files-not-read", "compaction does not record the files it rewrites as read",
+           "spark.compaction:_commit",
+           "txn.track_files_read(f.path for f in work.compacted)", "pass"),
+    _spark("txn-version-dedup-strict", "a write whose txnVersion equals the applied one is "
+           "written again", "spark.write:_skipped",
+           "if txn.txn_version(opts.txn_app_id) >= opts.txn_version:",
+           "if txn.txn_version(opts.txn_app_id) > opts.txn_version:"),
+    _spark("set-transaction-without-timestamp", "a write's SetTransaction has no lastUpdated",
+           "spark.write:commit_write",
+           "SetTransaction(opts.txn_app_id, opts.txn_version, now)",
+           "SetTransaction(opts.txn_app_id, opts.txn_version, None)"),
+    _spark("stream-batch-version-off-by-one", "foreachBatch writes batch n as txnVersion n + 1",
+           "spark.streaming:idempotent_writer",
+           "txnVersion=batch_id,", "txnVersion=batch_id + 1,"),
+)  # fmt: skip
+
+CATALOG: tuple[Mutant, ...] = (
+    *CONFLICTS, *TRANSACTION, *LOG, *REPLAY, *CHECKPOINT, *SERVICES, *TABLE, *CODEC, *SPARK
+)  # fmt: skip
