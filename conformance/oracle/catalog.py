@@ -389,7 +389,7 @@ SERVICES: tuple[Mutant, ...] = (
        "history:commit_timestamps", "moment <= previous:", "moment < previous:",
        SURVIVES, "services"),
     _m("in-commit-timestamps-ignored", "time travel uses file times despite in-commit "
-       "timestamps", "history:commit_timestamps", "if in_commit:", "if False:",
+       "timestamps", "history:commit_timestamps", "if ict is not None:", "if False:",
        SURVIVES, "services"),
     _m("vacuum-ignores-tombstones", "VACUUM deletes files whose tombstones are within retention",
        "vacuum:_referenced", "if tombstones.num_rows:", "if False:", SURVIVES, "services"),
