@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaspec.impl.actions import Metadata
+from deltaspec.rules import rule
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -59,6 +60,7 @@ class Expr:
 TRUE = Expr("true")
 
 
+@rule("PREDICATE.LANGUAGE")
 def expr(form: Sequence[Any]) -> Expr:
     """Build an expression from its prefix form, rejecting anything malformed."""
     if not isinstance(form, list | tuple) or not form:
@@ -84,6 +86,7 @@ def conjoin(parts: Iterable[Expr]) -> Expr:
     return TRUE if not kept else kept[0] if len(kept) == 1 else Expr("and", tuple(kept))
 
 
+@rule("PREDICATE.PARTITION_ONLY")
 def partition_predicate(filters: Iterable[Expr], partition_columns: Iterable[str]) -> Expr:
     """PREDICATE.PARTITION_ONLY: the AND of the filters over partition columns only; each filter
     is judged whole, and one that touches a data column contributes TRUE."""
@@ -121,6 +124,7 @@ def _timestamp(text: str) -> dt.datetime:
     return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
+@rule("PREDICATE.TYPING")
 def typed(raw: Any, spark_type: str) -> Any:
     """A serialized partition value or JSON literal as a Python value of the column's type."""
     if raw is None or raw == "":
@@ -197,6 +201,7 @@ def _compare(op: str, column: pa.Array, literal: Any) -> pa.Array:
     return result
 
 
+@rule("PREDICATE.NULLS")
 def evaluate(predicate: Expr, columns: Mapping[str, pa.Array], schema: PartitionSchema,
              length: int) -> pa.Array:  # fmt: skip
     """Kleene (three-valued) truth of ``predicate`` for every row of ``columns``."""

@@ -55,6 +55,12 @@ IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "SNAPSHOT.PROTOCOL_METADATA": _FOLD + "replay.commits.require_protocol_and_metadata",
     "SNAPSHOT.APP_TXN": _FOLD + "ReplayState.apply_non_file",
     "SNAPSHOT.DOMAIN_METADATA": _FOLD + "ReplayState.apply_non_file",
+    "PREDICATE.LANGUAGE": "the model parses the prefix form into its own terms (parse); the "
+    "impl builds pyarrow-evaluable expressions (expr)",
+    "PREDICATE.PARTITION_ONLY": "the model checks a predicate (partition_only); the impl keeps "
+    "the partition-only conjuncts of a scan's filters (partition_predicate)",
+    "PREDICATE.TYPING": "the model types a whole partition row (partition_row); the impl types "
+    "one value for an Arrow column (typed)",
     "SNAPSHOT.TIME_TRAVEL": "the model's Log.snapshot folds up to a version; the impl's "
     "DeltaLog._target resolves a version or timestamp first",
 }
