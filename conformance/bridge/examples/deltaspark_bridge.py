@@ -161,8 +161,18 @@ class Jvm:
     def empty_map(self) -> Any:
         return getattr(getattr(self.jvm.scala.collection.immutable, "Map$"), "MODULE$").empty()
 
-    def operation_class(self, name: str) -> Any:
-        return getattr(self.delta, f"DeltaOperations${name}")
+    def operation(self, name: str, *leading: Any) -> Any:
+        """``DeltaOperations.<name>(leading...)``, the remaining parameters at their Scala
+        defaults (so that it works whatever parameters a release adds at the end)."""
+        qualified = f"org.apache.spark.sql.delta.DeltaOperations${name}"
+        klass = self.jvm.py4j.reflection.ReflectionUtil.classForName(qualified)
+        arity = max(c.getParameterCount() for c in klass.getConstructors())
+        companion = getattr(getattr(self.delta, f"DeltaOperations${name}$"), "MODULE$")
+        defaults = [
+            getattr(companion, f"$lessinit$greater$default${i}")()
+            for i in range(len(leading) + 1, arity + 1)
+        ]
+        return getattr(self.delta, f"DeltaOperations${name}")(*leading, *defaults)
 
     def expression(self, sql: str) -> Any:
         return self.spark._jsparkSession.sessionState().sqlParser().parseExpression(sql)
@@ -352,23 +362,27 @@ def operation(jvm: Jvm, name: str, actions: Any, snapshot: Any) -> Any:
     protocol = next((a for a in parsed if a.getClass().getSimpleName() == "Protocol"), None)
     append = jvm.jvm.org.apache.spark.sql.SaveMode.Append
     build = {
-        "WRITE": lambda: jvm.operation_class("Write")(append, none, none, none),
-        "DELETE": lambda: jvm.operation_class("Delete")(nil),
-        "UPDATE": lambda: jvm.operation_class("Update")(none),
-        "MERGE": lambda: jvm.operation_class("Merge")(none, none, none, none, nil, nil, nil),
-        "OPTIMIZE": lambda: jvm.operation_class("Optimize")(nil, nil, False),
-        "SET TBLPROPERTIES": lambda: jvm.operation_class("SetTableProperties")(jvm.empty_map()),
-        "UNSET TBLPROPERTIES": lambda: jvm.operation_class("UnsetTableProperties")(nil, True),
-        "DROP FEATURE": lambda: jvm.operation_class("DropTableFeature")("", False),
-        "ADD COLUMNS": lambda: jvm.operation_class("AddColumns")(nil),
-        "UPGRADE PROTOCOL": lambda: jvm.operation_class("UpgradeProtocol")(
-            protocol or snapshot.protocol()
+        "WRITE": lambda: jvm.operation("Write", append),
+        "DELETE": lambda: jvm.operation("Delete", nil),
+        "UPDATE": lambda: jvm.operation("Update", none),
+        "MERGE": lambda: jvm.operation("Merge", none, none, none, none, nil, nil, nil),
+        "OPTIMIZE": lambda: jvm.operation("Optimize", nil),
+        "SET TBLPROPERTIES": lambda: jvm.operation("SetTableProperties", jvm.empty_map()),
+        "UNSET TBLPROPERTIES": lambda: jvm.operation("UnsetTableProperties", nil, True),
+        "DROP FEATURE": lambda: jvm.operation("DropTableFeature", "", False),
+        "ADD COLUMNS": lambda: jvm.operation("AddColumns", nil),
+        "UPGRADE PROTOCOL": lambda: jvm.operation(
+            "UpgradeProtocol", protocol or snapshot.protocol()
         ),
-        "CREATE TABLE": lambda: jvm.operation_class("CreateTable")(
-            metadata or snapshot.metadata(), False, False, none
+        "CREATE TABLE": lambda: jvm.operation(
+            "CreateTable", metadata or snapshot.metadata(), False, False, none
         ),
-        "STREAMING UPDATE": lambda: jvm.operation_class("StreamingUpdate")(
-            jvm.jvm.org.apache.spark.sql.streaming.OutputMode.Append(), "bridge", 0, none
+        "STREAMING UPDATE": lambda: jvm.operation(
+            "StreamingUpdate",
+            jvm.jvm.org.apache.spark.sql.streaming.OutputMode.Append(),
+            "bridge",
+            0,
+            none,
         ),
     }
     if name not in build:
