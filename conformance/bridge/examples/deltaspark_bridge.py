@@ -186,7 +186,8 @@ class Jvm:
 
 def java_failure(error: Exception) -> tuple[list[str], str] | None:
     """The class names (with superclasses) and text of a Java exception, or None."""
-    java = getattr(error, "java_exception", None)
+    # py4j's Py4JJavaError carries it as java_exception; PySpark's converted errors as _origin
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     if java is None:
         return None
     names, cls = [], java.getClass()
@@ -545,11 +546,7 @@ class Table:
             txn.trackReadPredicates(jvm.seq([predicate]), True, True)
         if "files" in read:
             wanted = set(read["files"])
-            adds = [
-                a
-                for a in jvm.items(txn.snapshot().allFiles().collectAsList())
-                if a.path() in wanted
-            ]
+            adds = [a for a in txn.snapshot().allFiles().collectAsList() if a.path() in wanted]
             txn.trackFilesRead(jvm.seq(adds))
 
     def stage(self, name: str, actions: list[dict[str, Any]], now: int) -> None:
