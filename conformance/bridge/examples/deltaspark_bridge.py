@@ -402,6 +402,7 @@ class Writer:
     operation: str
     state: State
     types: dict[str, str]
+    commit_if_needed: bool = True
     actions: list[dict[str, Any]] = field(default_factory=list)
     outcome: dict[str, Any] | None = None
 
@@ -514,7 +515,9 @@ class Table:
             else log.startTransaction(self.jvm.none(), self.jvm.some(snapshot))
         )
         state, types = snapshot_state(self.jvm, txn.snapshot())
-        self.writers[name] = Writer(txn, spec["operation"], state, types)
+        self.writers[name] = Writer(
+            txn, spec["operation"], state, types, spec.get("commit_if_needed", True)
+        )
         self.check_changes_data(name, spec.get("changes_data"))
         return None
 
@@ -561,9 +564,8 @@ class Table:
         lines = [json.dumps(a, separators=(",", ":")) for a in writer.actions]
         actions = jvm.seq([jvm.delta.actions.Action.fromJson(line) for line in lines])
         op = operation(jvm, writer.operation, actions, writer.txn.snapshot())
-        commit_if_needed = writer.operation != "" and self.commit_if_needed.get(name, True)
         try:
-            if commit_if_needed:
+            if writer.commit_if_needed:
                 committed = writer.txn.commitIfNeeded(actions, op, jvm.empty_map())
                 version = int(committed.get()) if committed.isDefined() else None
             else:
@@ -573,8 +575,6 @@ class Table:
             return writer.outcome
         writer.outcome = {"skipped": True} if version is None else self.committed(version)
         return writer.outcome
-
-    commit_if_needed: dict[str, bool] = field(default_factory=dict)
 
     def committed(self, version: int) -> dict[str, Any]:
         text = (self.root / "_delta_log" / f"{version:020d}.json").read_text(encoding="utf-8")
@@ -699,7 +699,6 @@ class Bridge:
             return []
         table = self.current()
         if method == "begin":
-            table.commit_if_needed[params["writer"]] = params["spec"].get("commit_if_needed", True)
             return table.begin(
                 params["writer"], params["spec"], params.get("version"), params["now"]
             )
