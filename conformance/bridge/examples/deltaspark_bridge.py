@@ -332,7 +332,7 @@ def sql_literal(value: Any, column_type: str | None) -> str:
 
 
 def predicate_sql(predicate: list[Any], types: dict[str, str]) -> str:
-    op, args = predicate[0], predicate[1:]
+    op, args = str(predicate[0]), predicate[1:]
     if op in ("true", "false"):
         return op.upper()
     if op in ("and", "or"):
