@@ -657,6 +657,7 @@ class Bridge:
     def close(self) -> None:
         if self.table is not None:
             shutil.rmtree(self.table.root, ignore_errors=True)
+            self.jvm.delta.DeltaLog.clearCache()  # one DeltaLog per vector: do not keep them all
         self.table = None
 
     def read_table(self, path: str, version: int | None) -> dict[str, Any]:
