@@ -663,8 +663,8 @@ class Bridge:
     def read_table(self, path: str, version: int | None) -> dict[str, Any]:
         jvm = self.jvm
         jvm.delta.DeltaLog.clearCache()
-        log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
-        try:
+        try:  # forTable already loads the latest snapshot: a broken log fails here
+            log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
             if version is None:
                 snapshot = log.update(False, jvm.none(), jvm.none())
             elif not any((Path(path) / "_delta_log").glob("*")):
