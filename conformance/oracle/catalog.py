@@ -107,9 +107,10 @@ def resolve_target(mutant: Mutant) -> str:
     return found[0]
 
 
-def mutated_source(mutant: Mutant) -> str:
-    """The dedented source of the mutant's function with its snippet replaced."""
-    source = source_of(mutant.target)
+def mutated_source(mutant: Mutant, target: str | None = None) -> str:
+    """The dedented source of the mutant's function (``target``, when already resolved) with
+    its snippet replaced."""
+    source = source_of(mutant.target if target is None else target)
     if source.count(mutant.old) != 1:
         raise MutantError(f"{mutant.id}: snippet found {source.count(mutant.old)} times")
     return source.replace(mutant.old, mutant.new)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import __future__
 
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,7 @@ from deltaspec.conformance.oracle.catalog import (
     mutated_source,
     resolve,
 )
+from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, environment_value
 
 __all__ = [
     "CATALOG",
@@ -41,12 +43,14 @@ __all__ = [
 ]
 
 
-def apply(mutant: Mutant) -> None:
-    """Swap the mutated function in, in this process only."""
-    owner, name, original = resolve(mutant.target)
-    module = sys.modules[mutant.target.split(":")[0]]
+def apply(mutant: Mutant, target: str | None = None) -> None:
+    """Swap the mutated function in, in this process only (``target``: the function's
+    ``module:qualname`` when the caller already resolved it)."""
+    target = mutant.target if target is None else target
+    owner, name, original = resolve(target)
+    module = sys.modules[target.split(":")[0]]
     code = compile(
-        mutated_source(mutant),
+        mutated_source(mutant, target),
         f"<mutant {mutant.id}>",
         "exec",
         flags=__future__.annotations.compiler_flag,
@@ -87,8 +91,10 @@ def run_in_process(mutant_id: str | None, stages: Sequence[str] = STAGES) -> Mut
 
     started = time.perf_counter()
     if mutant_id is not None:
-        apply(next(m for m in CATALOG if m.id == mutant_id))
-    options = StageOptions(shrink=False, verbose=False)
+        mutant = by_id(mutant_id)
+        apply(mutant)
+        os.environ[MUTANT_ENV] = environment_value(mutant.id, mutant.target)  # Spark's workers
+    options = StageOptions(shrink=False, verbose=False, fail_fast=True)
     for stage in chosen(list(stages)):
         result = run_stage(stage, options)
         if not result.passed:

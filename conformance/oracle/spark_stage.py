@@ -24,12 +24,13 @@ def spark_session() -> object:
         raise StageSkipped(f"needs delta-spark: {why}") from None
 
 
-def run_spark_differential() -> StageResult:
-    """Every script and conflict case of the differential; any difference fails the stage."""
+def run_spark_differential(*, stop_at_first: bool = False) -> StageResult:
+    """Every script and conflict case of the differential (``stop_at_first``: up to the first
+    that differs); any difference fails the stage."""
     session = spark_session()
     from deltaspec.conformance.spark_differential.suite import run_differential
 
-    report = run_differential(session)
+    report = run_differential(session, stop_at_first=stop_at_first)
     failures = report.failures()
     cases = report.cases()
     summary = f"{len(report.scripts)} scripts, {len(report.conflicts)} conflict cases"

@@ -37,6 +37,8 @@ class StageOptions:
     fixtures_pinned: bool = True
     verbose: bool = True
     """Print the vectors' verdict tables (``deltaspec check``); mutants print nothing."""
+    fail_fast: bool = False
+    """Stop a stage at its first failing case (a mutant needs one to die), where it can."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,7 @@ def _machine(options: StageOptions) -> StageResult:
 def _spark(options: StageOptions) -> StageResult:
     from deltaspec.conformance.oracle.spark_stage import run_spark_differential
 
-    return run_spark_differential()
+    return run_spark_differential(stop_at_first=options.fail_fast)
 
 
 STAGES: tuple[Stage, ...] = (

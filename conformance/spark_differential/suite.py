@@ -39,8 +39,11 @@ def script_failures(name: str, found: list[str]) -> list[str]:
     return found
 
 
-def run_differential(spark: Any, workdir: Path | None = None) -> DifferentialReport:
-    """Every script, then every conflict case, on ``spark`` (a session with delta-spark)."""
+def run_differential(
+    spark: Any, workdir: Path | None = None, *, stop_at_first: bool = False
+) -> DifferentialReport:
+    """Every script, then every conflict case, on ``spark`` (a session with delta-spark);
+    ``stop_at_first``: none after the first that differs."""
     engines = make_engines(spark)
     base = Path(tempfile.mkdtemp(prefix="deltaspec-spark-diff-")) if workdir is None else workdir
     report = DifferentialReport()
@@ -48,9 +51,13 @@ def run_differential(spark: Any, workdir: Path | None = None) -> DifferentialRep
         for name in SCRIPTS:
             found = differences(run_both(spark, engines, name, base / name))
             report.scripts[name] = script_failures(name, found)
+            if stop_at_first and report.failures():
+                return report
         for case in CONFLICTS:
             outcomes = run_conflict(spark, engines, case, base / case.replace(" ", "-"))
             report.conflicts[case] = conflict_differences(outcomes, case)
+            if stop_at_first and report.failures():
+                return report
     finally:
         if workdir is None:
             shutil.rmtree(base, ignore_errors=True)

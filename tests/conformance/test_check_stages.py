@@ -105,3 +105,26 @@ def test_check_reports_each_stage_with_its_time(tmp_path: Path) -> None:
     data = json.loads(report.read_text())
     assert [s["name"] for s in data["stages"]] == ["race"]
     assert data["passed"] and data["quick"] and data["stages"][0]["seconds"] >= 0
+
+
+def test_a_mutant_named_in_the_environment_reaches_a_fresh_process() -> None:
+    """Spark's Python workers are processes the oracle does not start: the mutant must reach
+    them through the environment, applied when its module is first imported there."""
+    import os
+    import subprocess
+    import sys
+
+    from deltaspec.conformance.oracle.catalog import by_id
+    from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, environment_value
+
+    mutant = by_id("stats-nan-unquoted")
+    module, qualname = mutant.target.split(":")
+    probe = f"import {module} as m; print(m.{qualname}.__code__.co_filename)"
+    env = {**os.environ, MUTANT_ENV: environment_value(mutant.id, mutant.target)}
+    mutated = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                             text=True, check=True)  # fmt: skip
+    assert mutated.stdout.startswith(f"<mutant {mutant.id}>")
+    env.pop(MUTANT_ENV)
+    plain = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    assert plain.stdout.strip().endswith(".py")
