@@ -8,13 +8,22 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_impl_checkpoint import NOW, Table, metadata, rich_history, same_state
+from test_impl_checkpoint import NOW, Table, add, metadata, rich_history, same_state
 
+from deltaspec.impl import codec
 from deltaspec.impl.actions import Protocol
 from deltaspec.impl.checkpoint import write_checkpoint
 from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint
-from deltaspec.impl.log.listing import list_log
-from deltaspec.impl.log.names import commit_name, parse_checkpoint_name
+from deltaspec.impl.errors import CorruptLogError, DeltaError, MissingVersionsError
+from deltaspec.impl.log.listing import compacted_deltas_for_segment, list_log
+from deltaspec.impl.log.names import (
+    commit_name,
+    compaction_name,
+    parse_checkpoint_name,
+    parse_commit_name,
+    parse_compaction_name,
+)
+from deltaspec.model import log as model_log
 
 V2 = Protocol(3, 7, ("v2Checkpoint",), ("v2Checkpoint", "appendOnly", "invariants"))
 
@@ -45,7 +54,10 @@ def test_v2_layout_and_hint(tmp_path: Path) -> None:
     assert sidecar.startswith("_sidecars/") and ".checkpoint.0000000001.0000000001." in sidecar
     lines = [json.loads(x) for x in (tmp_path / "_delta_log" / top).read_text().splitlines()]
     assert [next(iter(x)) for x in lines[:4]] == [
-        "checkpointMetadata", "sidecar", "protocol", "metaData"
+        "checkpointMetadata",
+        "sidecar",
+        "protocol",
+        "metaData",
     ]
     tags = lines[0]["checkpointMetadata"]["tags"]
     rows = pq.read_table(tmp_path / "_delta_log" / sidecar)
@@ -90,5 +102,89 @@ def test_missing_sidecar_makes_v2_unusable(tmp_path: Path) -> None:
     # the commits are still there: the reader falls back to them
     assert table.log().snapshot().version == table.version
     (tmp_path / "_delta_log" / commit_name(0)).unlink()
-    with pytest.raises(Exception):
+    with pytest.raises(DeltaError):
         table.log().snapshot()
+
+
+# --- log compaction files (LOG.COMPACTION) -------------------------------------------------------
+
+
+def compacted_table(tmp_path: Path) -> Table:
+    """Commits 0-4; a compaction file of 1..3 that also adds EXTRA (so its use shows), as
+    delta-spark 4.4.0 was seen to use such a file."""
+    table = Table(tmp_path)
+    table.commit(Protocol(1, 2), metadata(), add("part=a/f0"))
+    for i in (1, 2, 3, 4):
+        table.commit(add(f"part=a/f{i}"))
+    compacted = [add(f"part=a/f{i}") for i in (1, 2, 3)] + [add("part=a/EXTRA")]
+    (tmp_path / "_delta_log" / compaction_name(1, 3)).write_bytes(codec.encode_commit(compacted))
+    return table
+
+
+def paths(table: Table, version: int | None = None) -> set[str]:
+    return set(table.log().snapshot(version).files_table().column("path").to_pylist())
+
+
+@pytest.mark.rules("LOG.COMPACTION")
+def test_compaction_used_where_delta_spark_uses_it(tmp_path: Path) -> None:
+    table = compacted_table(tmp_path)
+    assert "part=a/EXTRA" in paths(table)
+    assert "part=a/EXTRA" in paths(table, 3)
+    assert "part=a/EXTRA" not in paths(table, 2)  # time travel into its range: commits
+
+
+@pytest.mark.rules("LOG.COMPACTION", "LOG.CONTIGUITY")
+def test_compaction_never_stands_for_a_missing_commit(tmp_path: Path) -> None:
+    table = compacted_table(tmp_path)
+    (tmp_path / "_delta_log" / commit_name(2)).unlink()
+    with pytest.raises(MissingVersionsError):
+        table.log().snapshot()
+
+
+@pytest.mark.rules("LOG.COMPACTION")
+def test_malformed_compaction_is_a_typed_error(tmp_path: Path) -> None:
+    table = compacted_table(tmp_path)
+    (tmp_path / "_delta_log" / compaction_name(1, 3)).write_text('{"add":{"path":\n')
+    with pytest.raises(CorruptLogError) as corrupt:
+        table.log().snapshot()
+    assert corrupt.value.table == str(tmp_path)
+    assert (corrupt.value.version, corrupt.value.file) == (1, compaction_name(1, 3))
+    assert "part=a/EXTRA" not in paths(table, 2)  # not used there, so not read
+
+
+@pytest.mark.rules("LOG.COMPACTION")
+def test_compaction_names() -> None:
+    assert compaction_name(1, 3) == "00000000000000000001.00000000000000000003.compacted.json"
+    assert parse_compaction_name(compaction_name(1, 3)) == (1, 3)
+    assert parse_compaction_name(compaction_name(3, 3)) is None
+    assert parse_commit_name(compaction_name(1, 3)) is None
+
+
+CASES = [
+    # start, target, commits, compactions
+    (-1, 4, range(5), [(1, 3)]),
+    (-1, 2, range(5), [(1, 3)]),
+    (1, 4, range(5), [(1, 3)]),
+    (0, 6, range(7), [(1, 3), (1, 2), (3, 5), (4, 6)]),
+    (0, 6, range(7), [(2, 4), (5, 6)]),
+    (2, 6, range(7), [(1, 4), (3, 6), (3, 4)]),
+    (-1, 3, range(4), []),
+]
+
+
+@pytest.mark.rules("LOG.COMPACTION")
+@pytest.mark.parametrize(("start", "target", "commits", "compactions"), CASES)
+def test_selection_matches_model(
+    start: int, target: int, commits: range, compactions: list[tuple[int, int]]
+) -> None:
+    ours = compacted_deltas_for_segment(start, target, list(commits), compactions)
+    model = model_log.compacted_deltas_for_segment(start, target, list(commits), compactions)
+    assert tuple(ours) == model
+    assert [v for a, b in ours for v in range(a, b + 1)] == list(range(start + 1, target + 1))
+
+
+def test_selection_examples() -> None:
+    select = compacted_deltas_for_segment
+    assert select(-1, 4, range(5), [(1, 3)]) == [(0, 0), (1, 3), (4, 4)]
+    assert select(0, 6, range(7), [(1, 3), (1, 2), (3, 5)]) == [(1, 2), (3, 5), (6, 6)]
+    assert select(2, 6, range(7), [(1, 4), (3, 4)]) == [(3, 4), (5, 5), (6, 6)]
