@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
+from deltaspec.impl.checkpoint_stats import add_parsed_columns
 from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint, write_v2_checkpoint
 from deltaspec.impl.errors import CorruptLogError, DeltaError, VersionExistsError
 from deltaspec.impl.log import crashpoints
@@ -201,7 +202,9 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
     """The checkpoint of ``snapshot`` as one Arrow table (CHECKPOINT.CONTENTS).
 
     Rows: the protocol, the metadata, one ``txn`` per unexpired app id, one ``domainMetadata``
-    per live domain, one ``add`` per live file, one ``remove`` per unexpired tombstone.
+    per live domain, one ``add`` per live file, one ``remove`` per unexpired tombstone. The
+    ``add`` struct carries ``stats`` and/or ``stats_parsed`` / ``partitionValues_parsed`` as
+    the table's properties ask (CHECKPOINT.STATS_AS_STRUCT).
     """
     txns = sorted(snapshot.app_transactions_at(now_ms).values(), key=lambda t: t.app_id)
     domains = sorted(snapshot.domains.values(), key=lambda d: d.domain)
@@ -232,7 +235,9 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
             head = pa.array([row if column == name else None for column, row in small], type=kind)
             pieces = [head, pa.nulls(n_adds + n_removes, kind)]
         columns.append(pa.concat_arrays([p.cast(kind) for p in pieces]))
-    return pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+    table = pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+    adds = add_parsed_columns(table.column("add").combine_chunks(), snapshot.metadata)
+    return table.set_column(table.schema.get_field_index("add"), "add", adds)
 
 
 def part_of_rows(table: pa.Table, parts: int) -> list[int]:

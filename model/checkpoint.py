@@ -139,6 +139,16 @@ def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
     )
 
 
+@rule("CHECKPOINT.STATS_AS_STRUCT")
+def checkpoint_stats_columns(metadata: Metadata | None) -> tuple[bool, bool]:
+    """CHECKPOINT.STATS_AS_STRUCT: (``add.stats`` as JSON, ``stats_parsed`` and
+    ``partitionValues_parsed`` as structs) — ``delta.checkpoint.writeStatsAsJson`` (default
+    true) and ``delta.checkpoint.writeStatsAsStruct`` (deltaspec: only when true)."""
+    as_json = _property(metadata, "delta.checkpoint.writeStatsAsJson", None) or "true"
+    as_struct = _property(metadata, "delta.checkpoint.writeStatsAsStruct", None) or "false"
+    return as_json.strip().lower() == "true", as_struct.strip().lower() == "true"
+
+
 @rule("CHECKPOINT.V2_WRITE")
 def uses_v2_checkpoint(protocol: Protocol, metadata: Metadata | None) -> bool:
     """CHECKPOINT.V2_WRITE: a checkpoint is a v2 checkpoint (UUID-named top-level file,

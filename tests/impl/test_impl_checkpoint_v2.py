@@ -13,6 +13,7 @@ from test_impl_checkpoint import NOW, Table, add, metadata, rich_history, same_s
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Protocol
 from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint_stats import checkpoint_stats_columns
 from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint
 from deltaspec.impl.errors import CorruptLogError, DeltaError, MissingVersionsError
 from deltaspec.impl.log.listing import compacted_deltas_for_segment, list_log
@@ -23,6 +24,8 @@ from deltaspec.impl.log.names import (
     parse_commit_name,
     parse_compaction_name,
 )
+from deltaspec.model import actions as model_actions
+from deltaspec.model import checkpoint as model_checkpoint
 from deltaspec.model import log as model_log
 
 V2 = Protocol(3, 7, ("v2Checkpoint",), ("v2Checkpoint", "appendOnly", "invariants"))
@@ -188,3 +191,53 @@ def test_selection_examples() -> None:
     assert select(-1, 4, range(5), [(1, 3)]) == [(0, 0), (1, 3), (4, 4)]
     assert select(0, 6, range(7), [(1, 3), (1, 2), (3, 5)]) == [(1, 2), (3, 5), (6, 6)]
     assert select(2, 6, range(7), [(1, 4), (3, 4)]) == [(3, 4), (5, 5), (6, 6)]
+
+
+# --- stats as JSON and as structs (CHECKPOINT.STATS_AS_STRUCT) ------------------------------------
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+@pytest.mark.parametrize(
+    ("conf", "expected"),
+    [
+        ({}, (True, False)),
+        ({"delta.checkpoint.writeStatsAsStruct": "true"}, (True, True)),
+        ({"delta.checkpoint.writeStatsAsJson": "false"}, (False, False)),
+    ],
+)
+def test_stats_columns_match_model(conf: dict[str, str], expected: tuple[bool, bool]) -> None:
+    assert checkpoint_stats_columns(metadata(**conf)) == expected
+    model_metadata = model_actions.Metadata("t", "{}", configuration=tuple(conf.items()))
+    assert model_checkpoint.checkpoint_stats_columns(model_metadata) == expected
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_stats_parsed_written_and_read_back(tmp_path: Path) -> None:
+    table = Table(tmp_path)
+    rich_history(table, **{"delta.checkpoint.writeStatsAsStruct": "true"})
+    replayed = table.log().snapshot()
+    result = write_checkpoint(table.log(), replayed, now_ms=NOW)
+    adds = pq.read_table(tmp_path / "_delta_log" / result.files[0]).column("add")
+    names = [f.name for f in adds.type]
+    assert names[-3:] == ["stats", "partitionValues_parsed", "stats_parsed"]
+    rows = [r for r in adds.to_pylist() if r is not None]
+    by_path = {r["path"]: r for r in rows}
+    assert by_path["part=a/f3"]["stats_parsed"] == {
+        "numRecords": 3,
+        "minValues": {"id": 1},
+        "maxValues": {"id": 3},
+        "nullCount": {"id": 0},
+    }
+    assert by_path["part=a/f3"]["partitionValues_parsed"] == {"part": "a"}
+    assert by_path["x"]["partitionValues_parsed"] == {"part": None}
+    table.drop_commits_through(replayed.version - 1)
+    same_state(table.log().snapshot(), replayed)
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_stats_json_can_be_left_out(tmp_path: Path) -> None:
+    table = Table(tmp_path)
+    rich_history(table, **{"delta.checkpoint.writeStatsAsJson": "false"})
+    result = write_checkpoint(table.log(), table.log().snapshot(), now_ms=NOW)
+    adds = pq.read_table(tmp_path / "_delta_log" / result.files[0]).column("add")
+    assert "stats" not in [f.name for f in adds.type]
