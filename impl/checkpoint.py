@@ -361,8 +361,9 @@ def _write_v1(
     """A classic or multi-part checkpoint: every file put-if-absent; one that exists already is
     used only once read back whole."""
     version = snapshot.version
+    store = _store_of(log_or_store)
     pieces, written_parts = _pieces(table, version, snapshot.protocol, parts)
-    total, reused = _put_pieces(_store_of(log_or_store), pieces)
+    total, reused = _put_pieces(store, pieces)
     if reused:
         # a file that exists should hold the same checkpoint, from another writer
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
