@@ -7,6 +7,10 @@ names, order and types delta-spark 3.x writes (``add.partitionValues`` a ``map<s
 ``add.stats`` a JSON string, ``deletionVector`` a struct, ``remove`` without ``stats`` and
 ``tags``). Live files and tombstones are stored with ``dataChange = false``; expired tombstones
 and application transactions are left out (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION).
+``add.stats`` and ``stats_parsed`` / ``partitionValues_parsed`` follow the table's properties
+(CHECKPOINT.STATS_AS_STRUCT, :mod:`deltaspec.impl.checkpoint_stats`); a table with the
+``v2Checkpoint`` feature and ``delta.checkpointPolicy = v2`` gets a v2 checkpoint
+(CHECKPOINT.V2_WRITE, :mod:`deltaspec.impl.checkpoint_v2`).
 
 Every checkpoint file is created with put-if-absent (a file that already exists was written by
 another writer of the same checkpoint, whose content is the same), and ``_last_checkpoint`` is
