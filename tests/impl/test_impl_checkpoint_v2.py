@@ -11,7 +11,7 @@ import pytest
 from test_impl_checkpoint import NOW, Table, add, metadata, rich_history, same_state
 
 from deltaspec.impl import codec
-from deltaspec.impl.actions import Protocol
+from deltaspec.impl.actions import CommitInfo, Protocol
 from deltaspec.impl.checkpoint import write_checkpoint
 from deltaspec.impl.checkpoint_stats import checkpoint_stats_columns
 from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint
@@ -241,3 +241,25 @@ def test_stats_json_can_be_left_out(tmp_path: Path) -> None:
     result = write_checkpoint(table.log(), table.log().snapshot(), now_ms=NOW)
     adds = pq.read_table(tmp_path / "_delta_log" / result.files[0]).column("add")
     assert "stats" not in [f.name for f in adds.type]
+
+
+@pytest.mark.rules("LOG.COMPACTION")
+def test_compaction_keeps_the_last_commits_in_commit_timestamp(tmp_path: Path) -> None:
+    """A compaction file ending at the target carries no commitInfo; the snapshot's timestamp
+    is still the target commit's inCommitTimestamp."""
+    table = Table(tmp_path)
+    ict = Protocol(1, 7, None, ("appendOnly", "inCommitTimestamp", "invariants"))
+    conf = {"delta.enableInCommitTimestamps": "true"}
+    log_dir = tmp_path / "_delta_log"
+    log_dir.mkdir()
+    for version, actions in enumerate(
+        [[ict, metadata(**conf), add("part=a/f0")], [add("part=a/f1")], [add("part=a/f2")]]
+    ):
+        info = CommitInfo({"inCommitTimestamp": 1000 + version, "timestamp": 5})
+        (log_dir / commit_name(version)).write_bytes(codec.encode_commit([info, *actions]))
+    (log_dir / compaction_name(1, 2)).write_bytes(
+        codec.encode_commit([add("part=a/f1"), add("part=a/f2")])
+    )
+    snapshot = table.log().snapshot()
+    assert snapshot.version == 2 and snapshot.timestamp == 1002
+    assert paths(table) == {"part=a/f0", "part=a/f1", "part=a/f2"}
