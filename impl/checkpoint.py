@@ -7,6 +7,10 @@ names, order and types delta-spark 3.x writes (``add.partitionValues`` a ``map<s
 ``add.stats`` a JSON string, ``deletionVector`` a struct, ``remove`` without ``stats`` and
 ``tags``). Live files and tombstones are stored with ``dataChange = false``; expired tombstones
 and application transactions are left out (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION).
+``add.stats`` and ``stats_parsed`` / ``partitionValues_parsed`` follow the table's properties
+(CHECKPOINT.STATS_AS_STRUCT, :mod:`deltaspec.impl.checkpoint_stats`); a table with the
+``v2Checkpoint`` feature and ``delta.checkpointPolicy = v2`` gets a v2 checkpoint
+(CHECKPOINT.V2_WRITE, :mod:`deltaspec.impl.checkpoint_v2`).
 
 Every checkpoint file is created with put-if-absent (a file that already exists was written by
 another writer of the same checkpoint, whose content is the same), and ``_last_checkpoint`` is
@@ -29,11 +33,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaspec.impl.actions import DomainMetadata, Metadata, Protocol, SetTransaction
+from deltaspec.impl.checkpoint_stats import add_parsed_columns
+from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint, write_v2_checkpoint
 from deltaspec.impl.errors import CorruptLogError, DeltaError, VersionExistsError
 from deltaspec.impl.log import crashpoints
 from deltaspec.impl.log.last_checkpoint import encode_last_checkpoint, write_last_checkpoint
 from deltaspec.impl.log.listing import CheckpointFiles, LogListing, list_log
 from deltaspec.impl.log.names import (
+    SIDECARS_DIR,
     classic_checkpoint_name,
     hadoop_crc_of,
     is_checkpoint_name,
@@ -199,7 +206,9 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
     """The checkpoint of ``snapshot`` as one Arrow table (CHECKPOINT.CONTENTS).
 
     Rows: the protocol, the metadata, one ``txn`` per unexpired app id, one ``domainMetadata``
-    per live domain, one ``add`` per live file, one ``remove`` per unexpired tombstone.
+    per live domain, one ``add`` per live file, one ``remove`` per unexpired tombstone. The
+    ``add`` struct carries ``stats`` and/or ``stats_parsed`` / ``partitionValues_parsed`` as
+    the table's properties ask (CHECKPOINT.STATS_AS_STRUCT).
     """
     txns = sorted(snapshot.app_transactions_at(now_ms).values(), key=lambda t: t.app_id)
     domains = sorted(snapshot.domains.values(), key=lambda d: d.domain)
@@ -230,7 +239,9 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
             head = pa.array([row if column == name else None for column, row in small], type=kind)
             pieces = [head, pa.nulls(n_adds + n_removes, kind)]
         columns.append(pa.concat_arrays([p.cast(kind) for p in pieces]))
-    return pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+    table = pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+    adds = add_parsed_columns(table.column("add").combine_chunks(), snapshot.metadata)
+    return table.set_column(table.schema.get_field_index("add"), "add", adds)
 
 
 def part_of_rows(table: pa.Table, parts: int) -> list[int]:
@@ -274,12 +285,19 @@ class CheckpointResult:
     size_in_bytes: int
     num_of_add_files: int
     files: tuple[str, ...]
+    v2_checkpoint: dict[str, Any] | None = None
 
     def last_checkpoint_json(self) -> str:
         """``_last_checkpoint``: version, size, parts (multi-part only), sizeInBytes,
-        numOfAddFiles, in that order (CHECKPOINT.LAST_CHECKPOINT)."""
+        numOfAddFiles and, for a v2 checkpoint, v2Checkpoint, in that order
+        (CHECKPOINT.LAST_CHECKPOINT)."""
         return encode_last_checkpoint(
-            self.version, self.size, self.parts, self.size_in_bytes, self.num_of_add_files
+            self.version,
+            self.size,
+            self.parts,
+            self.size_in_bytes,
+            self.num_of_add_files,
+            v2_checkpoint=self.v2_checkpoint,
         )
 
 
@@ -321,15 +339,33 @@ def write_checkpoint(
     ``parts`` > 1 writes a multi-part checkpoint ``<v>.checkpoint.<i>.<parts>.parquet``: the rows
     of :func:`checkpoint_table` split by :func:`part_of_rows` (non-file actions in part 1, files
     by a hash of their path), a part possibly empty; otherwise a classic single file. A
-    table with the ``v2Checkpoint`` feature gets a classic (V1 spec) file even if ``parts`` is
-    given, since multi-part checkpoints are forbidden there. Each file is created with
+    table with the ``v2Checkpoint`` feature and ``delta.checkpointPolicy = v2`` gets a v2
+    checkpoint (CHECKPOINT.V2_WRITE, :mod:`deltaspec.impl.checkpoint_v2`); with the feature and
+    the classic policy a classic file even if ``parts`` is given, since multi-part checkpoints
+    are forbidden there. Each file is created with
     put-if-absent; one that already exists came from another writer of the same checkpoint and
     is kept. ``_last_checkpoint`` is written last, only after every part exists; if writing a
     part fails the exception propagates and the hint is untouched.
     """
     store = _store_of(log_or_store)
     table = checkpoint_table(snapshot, now_ms=now_ms)
+    if uses_v2_checkpoint(snapshot.protocol, snapshot.metadata):
+        result = _write_v2(store, snapshot, table, now_ms)
+    else:
+        result = _write_v1(log_or_store, snapshot, table, parts)
+    crashpoints.reached("checkpoint.before_last_checkpoint")
+    write_last_checkpoint(store, result.last_checkpoint_json())
+    crashpoints.reached("checkpoint.after_last_checkpoint")
+    return result
+
+
+def _write_v1(
+    log_or_store: DeltaLog | LogStore, snapshot: Snapshot, table: pa.Table, parts: int | None
+) -> CheckpointResult:
+    """A classic or multi-part checkpoint: every file put-if-absent; one that exists already is
+    used only once read back whole."""
     version = snapshot.version
+    store = _store_of(log_or_store)
     pieces, written_parts = _pieces(table, version, snapshot.protocol, parts)
     total, reused = _put_pieces(store, pieces)
     if reused:
@@ -337,7 +373,7 @@ def write_checkpoint(
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
         # make _last_checkpoint and log cleanup trust a checkpoint nobody can read)
         _verify_written(_log_of(log_or_store), version, [name for name, _ in pieces])
-    result = CheckpointResult(
+    return CheckpointResult(
         version=version,
         size=table.num_rows,
         parts=written_parts,
@@ -345,10 +381,31 @@ def write_checkpoint(
         num_of_add_files=snapshot.num_files,
         files=tuple(name for name, _ in pieces),
     )
-    crashpoints.reached("checkpoint.before_last_checkpoint")
-    write_last_checkpoint(store, result.last_checkpoint_json())
-    crashpoints.reached("checkpoint.after_last_checkpoint")
-    return result
+
+
+def _write_v2(
+    store: LogStore, snapshot: Snapshot, table: pa.Table, now_ms: int
+) -> CheckpointResult:
+    """A v2 checkpoint: a sidecar with the file actions, then the UUID-named top-level file
+    (CHECKPOINT.V2_WRITE)."""
+    txns = tuple(sorted(snapshot.app_transactions_at(now_ms).values(), key=lambda t: t.app_id))
+    domains = tuple(sorted(snapshot.domains.values(), key=lambda d: d.domain))
+    written = write_v2_checkpoint(
+        store,
+        table,
+        snapshot.version,
+        (snapshot.protocol, snapshot.metadata, txns, domains),
+        snapshot.num_files,
+    )
+    return CheckpointResult(
+        version=snapshot.version,
+        size=written.num_actions,
+        parts=None,
+        size_in_bytes=written.size_in_bytes,
+        num_of_add_files=snapshot.num_files,
+        files=(written.top_level.name, f"{SIDECARS_DIR}/{written.sidecar.path}"),
+        v2_checkpoint=written.last_checkpoint_field(),
+    )
 
 
 def _pieces(

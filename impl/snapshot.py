@@ -67,6 +67,7 @@ from deltaspec.impl.replay.commits import (
     reconcile,
     require_protocol_and_metadata,
 )
+from deltaspec.impl.replay.compaction import replay_commits
 from deltaspec.impl.replay.layouts import (
     FILES_SCHEMA,
     TOMBSTONES_SCHEMA,
@@ -505,8 +506,9 @@ class DeltaLog:
     # --- replay --------------------------------------------------------------------------------
 
     def _commits_after(self, listing: LogListing, first: int, target: int) -> Iterator[Commit]:
-        for version in range(first + 1, target + 1):
-            yield version, commit_name(version), self._commit_actions(listing, version)
+        return replay_commits(
+            self.store, listing, first, target, lambda v: self._commit_actions(listing, v)
+        )
 
     @rule("SNAPSHOT.REPLAY")
     def _replay(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from deltaspec.model.actions import Action, Commit, Metadata, RemoveFile
+from deltaspec.model.actions import Action, Commit, Metadata, Protocol, RemoveFile
 from deltaspec.model.snapshot import Snapshot, data_file_path, replay
 from deltaspec.rules import rule
 
@@ -137,6 +137,25 @@ def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
     return tuple(
         f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet" for i in range(1, parts + 1)
     )
+
+
+@rule("CHECKPOINT.STATS_AS_STRUCT")
+def checkpoint_stats_columns(metadata: Metadata | None) -> tuple[bool, bool]:
+    """CHECKPOINT.STATS_AS_STRUCT: (``add.stats`` as JSON, ``stats_parsed`` and
+    ``partitionValues_parsed`` as structs) — ``delta.checkpoint.writeStatsAsJson`` (default
+    true) and ``delta.checkpoint.writeStatsAsStruct`` (deltaspec: only when true)."""
+    as_json = _property(metadata, "delta.checkpoint.writeStatsAsJson", None) or "true"
+    as_struct = _property(metadata, "delta.checkpoint.writeStatsAsStruct", None) or "false"
+    return as_json.strip().lower() == "true", as_struct.strip().lower() == "true"
+
+
+@rule("CHECKPOINT.V2_WRITE")
+def uses_v2_checkpoint(protocol: Protocol, metadata: Metadata | None) -> bool:
+    """CHECKPOINT.V2_WRITE: a checkpoint is a v2 checkpoint (UUID-named top-level file,
+    checkpointMetadata, sidecars) when the protocol supports the ``v2Checkpoint`` writer feature
+    and ``delta.checkpointPolicy`` is ``v2``; otherwise a classic one."""
+    policy = (_property(metadata, "delta.checkpointPolicy", None) or "classic").strip().lower()
+    return "v2Checkpoint" in (protocol.writer_features or frozenset()) and policy == "v2"
 
 
 def listed_commit_times(

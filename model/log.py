@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deltaspec.model.actions import Action, Commit
@@ -65,6 +65,36 @@ class Log:
         if not 0 <= version <= self.latest_version:
             raise ValueError(f"no version {version} to checkpoint")
         return Log(self.commits, self.snapshots, tuple(sorted({*self.checkpoints, version})))
+
+
+@rule("LOG.COMPACTION")
+def compacted_deltas_for_segment(
+    start: int,
+    target: int,
+    commits: Sequence[int],
+    compactions: Sequence[tuple[int, int]],
+) -> tuple[tuple[int, int], ...]:
+    """LOG.COMPACTION: what replays versions ``start + 1 .. target``, as ranges — ``(x, y)``
+    for a log compaction file used in place of commits ``x..y``, ``(v, v)`` for a commit.
+
+    Files are taken in name order: ``<x>.<y>.compacted.json`` sorts before ``<x>.json`` and
+    before a longer compaction from the same ``x``. A file is kept when it starts above the
+    highest version kept so far (first ``start``) and ends at or before ``target``; the kept
+    files are used only if they cover ``start + 1 .. target`` exactly once, else the commits
+    alone. Commits must exist whether or not a compaction covers them (LOG.CONTIGUITY).
+    """
+    wanted = tuple(range(start + 1, target + 1))
+    singles = tuple((v, v) for v in wanted)
+
+    def name(r: tuple[int, int]) -> str:
+        return f"{r[0]:020d}.json" if r[0] == r[1] else f"{r[0]:020d}.{r[1]:020d}.compacted.json"
+
+    kept: list[tuple[int, int]] = []
+    for unit in sorted({*compactions, *((v, v) for v in commits)}, key=name):
+        if (kept[-1][1] if kept else start) < unit[0] and unit[1] <= target:
+            kept.append(unit)
+    covered = tuple(v for first, last in kept for v in range(first, last + 1))
+    return tuple(kept) if compactions and covered == wanted else singles
 
 
 class TimestampOutOfRange(ValueError):

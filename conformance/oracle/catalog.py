@@ -324,6 +324,10 @@ REPLAY: tuple[Mutant, ...] = (
     _m("checkpoint-first-part-only", "only the first part of a multi-part checkpoint is read",
        "replay.checkpoint_reader:_read_checkpoint_files",
        "for info in cp.files:", "for info in cp.files[:1]:", SURVIVES, "vectors"),
+    _m("compaction-read-as-last-commit", "a log compaction file's range is replayed as its "
+       "last commit alone", "replay.compaction:replay_commits",
+       "yield last, compaction_name(first, last), read_compaction(store, first, last)",
+       "yield last, commit_name(last), read_commit(last)"),
 )  # fmt: skip
 
 CHECKPOINT: tuple[Mutant, ...] = (
@@ -349,11 +353,11 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "checkpoint:_pieces", "part_checkpoint_name(version, i + 1, parts)",
        "part_checkpoint_name(version, i, parts)", SURVIVES, "services"),
     _m("last-checkpoint-counts-all-rows", "_last_checkpoint.numOfAddFiles counts every row",
-       "checkpoint:write_checkpoint",
+       "checkpoint:_write_v1",
        "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows",
        SURVIVES, "vectors"),
     _m("last-checkpoint-before-parts", "_last_checkpoint is written before the checkpoint",
-       "checkpoint:write_checkpoint",
+       "checkpoint:_write_v1",
        "    total, reused = _put_pieces(store, pieces)\n",
        "    write_last_checkpoint(store, encode_last_checkpoint(\n"
        "        version, table.num_rows, written_parts, 0, snapshot.num_files))\n"
@@ -369,6 +373,9 @@ CHECKPOINT: tuple[Mutant, ...] = (
     _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
        "checkpoint:_new_start",
        "and _readable(log, listing.checkpoints[version])", "", SURVIVES, "machine"),
+    _m("v2-checkpoint-names-no-sidecar", "a v2 checkpoint's top-level file leaves out its "
+       "sidecar action", "checkpoint_v2:write_v2_checkpoint",
+       "codec.encode_commit([marker, sidecar, *others])", "codec.encode_commit([marker, *others])"),
     _m("cleanup-times-not-monotonic", "log cleanup takes file times as they are, not made "
        "increasing", "checkpoint:_timed_entries",
        "if previous is not None and time <= previous:", "if False:", SURVIVES, "services"),

@@ -44,15 +44,25 @@ def read_last_checkpoint(store: LogStore) -> dict[str, Any] | None:
 
 
 def encode_last_checkpoint(
-    version: int, size: int, parts: int | None, size_in_bytes: int, num_of_add_files: int
+    version: int,
+    size: int,
+    parts: int | None,
+    size_in_bytes: int,
+    num_of_add_files: int,
+    *,
+    v2_checkpoint: dict[str, Any] | None = None,
 ) -> str:
     """``_last_checkpoint``: version, size, parts (multi-part only), sizeInBytes,
-    numOfAddFiles, in that order (CHECKPOINT.LAST_CHECKPOINT)."""
-    content: dict[str, int] = {"version": version, "size": size}
+    numOfAddFiles and, for a v2 checkpoint, ``v2Checkpoint`` (its top-level file, non-file
+    actions and sidecars), in that order (CHECKPOINT.LAST_CHECKPOINT). No ``checksum`` is
+    written: it is optional, and a reader only checks one that is present."""
+    content: dict[str, Any] = {"version": version, "size": size}
     if parts is not None:
         content["parts"] = parts
     content["sizeInBytes"] = size_in_bytes
     content["numOfAddFiles"] = num_of_add_files
+    if v2_checkpoint is not None:
+        content["v2Checkpoint"] = v2_checkpoint
     return json.dumps(content, separators=(",", ":"))
 
 

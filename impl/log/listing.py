@@ -7,7 +7,7 @@ This module never imports ``deltaspec.model``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deltaspec.impl.errors import MissingVersionsError
 from deltaspec.impl.log.last_checkpoint import read_last_checkpoint
@@ -16,11 +16,18 @@ from deltaspec.impl.log.names import (
     commit_name,
     parse_checkpoint_name,
     parse_commit_name,
+    parse_compaction_name,
 )
 from deltaspec.impl.log.store import FileInfo, LogStore
 from deltaspec.rules import rule
 
-__all__ = ["CheckpointFiles", "LogListing", "list_log", "listing_for"]
+__all__ = [
+    "CheckpointFiles",
+    "LogListing",
+    "compacted_deltas_for_segment",
+    "list_log",
+    "listing_for",
+]
 
 _KIND_ORDER = {"classic": 0, "v2": 1, "multi-part": 2}
 
@@ -76,15 +83,28 @@ class LogListing:
     commits: dict[int, FileInfo]
     checkpoints: dict[int, tuple[CheckpointFiles, ...]]
     full: bool
+    compactions: dict[tuple[int, int], FileInfo] = field(default_factory=dict)
+    """Non-empty log compaction files by the commit range they cover (LOG.COMPACTION)."""
 
     @classmethod
     def of(cls, files: Sequence[FileInfo], *, full: bool) -> LogListing:
         commits: dict[int, FileInfo] = {}
+        compactions: dict[tuple[int, int], FileInfo] = {}
         for info in files:
             version = parse_commit_name(info.name)
             if version is not None:
                 commits[version] = info
-        return cls(tuple(files), commits, _complete_checkpoints(files), full)
+            elif (covered := parse_compaction_name(info.name)) is not None and info.size > 0:
+                compactions[covered] = info
+        return cls(tuple(files), commits, _complete_checkpoints(files), full, compactions)
+
+    def replay_units(self, start: int, target: int) -> list[tuple[int, int]]:
+        """The commit ranges to replay after ``start`` up to ``target`` (LOG.COMPACTION): a
+        log compaction file's ``(x, y)`` where delta-spark would use one, ``(v, v)`` for a
+        commit. Call after :meth:`require_commits`."""
+        return compacted_deltas_for_segment(
+            start, target, list(self.commits), list(self.compactions)
+        )
 
     @property
     def latest_version(self) -> int:
@@ -122,6 +142,35 @@ class LogListing:
             version=expected,
             file=commit_name(expected),
         )
+
+
+@rule("LOG.COMPACTION")
+def compacted_deltas_for_segment(
+    start: int, target: int, commits: Sequence[int], compactions: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """What replays versions ``start + 1 .. target`` (LOG.COMPACTION): ranges ``(x, y)`` in
+    order, a compaction file where one is used and ``(v, v)`` for a single commit.
+
+    In name order (compaction ``x.y`` before commit ``x``, shorter before longer), keep each
+    unit that starts above the highest version kept so far and ends at or before ``target``;
+    use the kept units only if they cover ``start + 1 .. target`` exactly, else the commits
+    alone. The commits must all exist (LOG.CONTIGUITY): a compaction file never stands in for
+    a missing commit.
+    """
+    singles = [(v, v) for v in range(start + 1, target + 1)]
+    if not compactions:
+        return singles
+    ordered = sorted(
+        [*compactions, *((v, v) for v in commits)], key=lambda r: (r[0], r[0] == r[1], r[1])
+    )
+    kept: list[tuple[int, int]] = []
+    highest = start
+    for first, last in ordered:
+        if highest < first and last <= target:
+            kept.append((first, last))
+            highest = last
+    covered = [v for first, last in kept for v in range(first, last + 1)]
+    return kept if covered == list(range(start + 1, target + 1)) else singles
 
 
 def list_log(store: LogStore, hint: int | None = None) -> LogListing:

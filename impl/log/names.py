@@ -3,7 +3,8 @@
 Commits ``<v>.json`` (LOG.COMMIT_FILE_NAME), checkpoints of every kind (CHECKPOINT.READ):
 classic ``<v>.checkpoint.parquet``, multi-part ``<v>.checkpoint.<o>.<p>.parquet`` and v2
 ``<v>.checkpoint.<uuid>.json|parquet``, checksums ``<v>.crc``, Hadoop's hidden ``.<name>.crc``
-companions, the store's temporary files and the fixed names (``_last_checkpoint``,
+companions, log compaction files ``<x>.<y>.compacted.json`` (LOG.COMPACTION), the store's
+temporary files and the fixed names (``_last_checkpoint``,
 ``_sidecars``). Versions are 20 ASCII digits.
 
 This module never imports ``deltaspec.model``.
@@ -26,6 +27,7 @@ __all__ = [
     "CheckpointName",
     "classic_checkpoint_name",
     "commit_name",
+    "compaction_name",
     "hadoop_crc_of",
     "is_checkpoint_name",
     "is_temp_name",
@@ -33,6 +35,7 @@ __all__ = [
     "log_file_version",
     "parse_checkpoint_name",
     "parse_commit_name",
+    "parse_compaction_name",
     "part_checkpoint_name",
     "sidecar_name",
 ]
@@ -54,6 +57,7 @@ _CLASSIC = re.compile(r"([0-9]{20})\.checkpoint\.parquet")
 _MULTI = re.compile(r"([0-9]{20})\.checkpoint\.([0-9]{10})\.([0-9]{10})\.parquet")
 _UUID = re.compile(r"([0-9]{20})\.checkpoint\.([^./]+)\.(json|parquet)")
 _CRC = re.compile(r"([0-9]{20})\.crc")
+_COMPACTION = re.compile(r"([0-9]{20})\.([0-9]{20})\.compacted\.json")
 _HADOOP_CRC = re.compile(r"\.(.+)\.crc")
 
 CheckpointKind = Literal["classic", "multi-part", "v2"]
@@ -141,6 +145,20 @@ def log_file_version(name: str) -> int | None:
     if match := _CRC.fullmatch(name):
         return int(match[1])
     return parse_commit_name(name)
+
+
+def compaction_name(first: int, last: int) -> str:
+    """``<x>.<y>.compacted.json``: the log compaction file of commits ``x..y`` (LOG.COMPACTION)."""
+    return f"{first:020d}.{last:020d}.compacted.json"
+
+
+def parse_compaction_name(name: str) -> tuple[int, int] | None:
+    """The commit range ``(x, y)`` a log compaction file name covers, or None if ``name`` is not
+    one; ``x < y`` is required (LOG.COMPACTION)."""
+    match = _COMPACTION.fullmatch(name)
+    if match is None or int(match[1]) >= int(match[2]):
+        return None
+    return int(match[1]), int(match[2])
 
 
 def hadoop_crc_of(name: str) -> str | None:

@@ -161,6 +161,7 @@ def log_family() -> list[Json]:
             [{"version": None, "expect": {"version": -1, "files": []}},
              {"version": 0, "error": "TABLE_NOT_FOUND"}],
         ),
+        *compaction_vectors(),
     ]  # fmt: skip
 
 
@@ -303,7 +304,7 @@ def snapshot_family() -> list[Json]:
 
 
 def checkpoint_family() -> list[Json]:
-    return checkpoint_hint_vectors() + checkpoint_parts_vectors()
+    return checkpoint_hint_vectors() + checkpoint_parts_vectors() + checkpoint_v2_vectors()
 
 
 def checkpoint_hint_vectors() -> list[Json]:
@@ -424,6 +425,73 @@ def retention_family() -> list[Json]:
             ["RETENTION.SET_TRANSACTION", "SNAPSHOT.APP_TXN"],
             {name(0): create(txn("old", 2, 0), txn("undated", 3))},
             [snapshot(0, [], app_txns={"old": 2, "undated": 3})],
+        ),
+    ]  # fmt: skip
+
+
+def compaction_vectors() -> list[Json]:
+    """LOG.COMPACTION: a compaction file of commits 1-3 of HISTORY (their reconciled actions,
+    no commitInfo) is used only where it fits, and never stands in for a missing commit."""
+    compacted = {f"{1:020d}.{3:020d}.compacted.json": [add("b"), remove("a"), add("c"), add("d")]}
+    tomb = {"tombstones": ["a"]}
+    return [
+        vector(
+            "log/compaction/used-only-where-it-fits",
+            "Commits 0-5 and a compaction file of 1-3: versions 3 and 5 may replay it in place "
+            "of commits 1-3; version 2 ends inside its range, so commits 1-2 are replayed and "
+            "d (added by commit 3) is not live.",
+            ["LOG.COMPACTION", "SNAPSHOT.TIME_TRAVEL"],
+            {**commits(0, 1, 2, 3, 4, 5), **compacted},
+            [snapshot(5, LIVE[5], **tomb), snapshot(3, LIVE[3], **tomb),
+             snapshot(2, LIVE[2], **tomb),
+             {"version": None, "expect": {"version": 5, "files": LIVE[5], **tomb}}],
+        ),
+        vector(
+            "log/compaction/never-replaces-a-missing-commit",
+            "Commit 2 is missing although a compaction file covers 1-3: the commits after the "
+            "start must all exist, so the latest snapshot cannot be built.",
+            ["LOG.COMPACTION", "LOG.CONTIGUITY"],
+            {**commits(0, 1, 3, 4), **compacted},
+            [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
+        ),
+    ]  # fmt: skip
+
+
+def checkpoint_v2_vectors() -> list[Json]:
+    """CHECKPOINT.STATS_AS_STRUCT on read: a checkpoint without stats. CHECKPOINT.V2_WRITE on
+    read: a v2 checkpoint's UUID-named JSON top-level file, with its
+    checkpointMetadata first and, as the protocol allows, the file actions inline (a sidecar
+    lives in _delta_log/_sidecars/, which log vectors do not hold)."""
+    v2 = protocol(3, 7, readerFeatures=["v2Checkpoint"], writerFeatures=["v2Checkpoint"])
+    conf = {"delta.checkpointPolicy": "v2"}
+    no_json = {"delta.checkpoint.writeStatsAsJson": "false"}
+    history = [create(add("a"), configuration=conf, proto=v2), [info(), add("b")],
+               [info("DELETE", False), remove("a"), add("c")], [info(), add("d")]]  # fmt: skip
+    top = [{"checkpointMetadata": {"version": 2, "tags": {}}}, v2, metadata(conf),
+           add("b", data_change=False), add("c", data_change=False),
+           remove("a", data_change=False)]  # fmt: skip
+    return [
+        vector(
+            "checkpoint/read/v2-top-level-json",
+            "A v2 checkpoint of version 2 named by a UUID, its actions in the JSON top-level "
+            "file: read from it plus commit 3; readers without v2Checkpoint skip it.",
+            ["CHECKPOINT.V2_WRITE", "CHECKPOINT.READ"],
+            {**{name(v): history[v] for v in range(4)},
+             f"{2:020d}.checkpoint.3a5d1b4e-8c1f-4a9e-9b7a-2f0e6d4c1a90.json": top},
+            [snapshot(3, ["b", "c", "d"], tombstones=["a"]),
+             snapshot(2, ["b", "c"], tombstones=["a"])],
+        ),
+        vector(
+            "checkpoint/read/stats-left-out",
+            "delta.checkpoint.writeStatsAsJson is false and writeStatsAsStruct unset: the "
+            "checkpoint's adds carry no statistics in either form, and are read all the same.",
+            ["CHECKPOINT.STATS_AS_STRUCT", "CHECKPOINT.READ"],
+            {checkpoint_name(1): {"checkpoint": [
+                protocol(), metadata(no_json), add("a", data_change=False),
+                add("b", data_change=False)]},
+             name(1): [info(), add("b", stats='{"numRecords":1}')],
+             name(2): [info(), add("c", stats='{"numRecords":2}')]},
+            [snapshot(2, ["a", "b", "c"]), snapshot(1, ["a", "b"], properties=no_json)],
         ),
     ]  # fmt: skip
 
