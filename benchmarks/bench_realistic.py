@@ -108,7 +108,12 @@ def adds_peer(root: str) -> pa.Table:
 
 WORK: dict[str, tuple[str, Callable[[str], object], Callable[[str], object], list[str]]] = {
     "files": ("file list", files_ours, files_peer, ["path"]),
-    "stats": ("statistics typed", stats_ours, stats_peer, ["path", "size", "modificationTime", "stats"]),
+    "stats": (
+        "statistics typed",
+        stats_ours,
+        stats_peer,
+        ["path", "size", "modificationTime", "stats"],
+    ),
     "adds": (
         "add actions as Arrow",
         adds_ours,
