@@ -27,6 +27,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -156,7 +157,7 @@ def _metrics(id: str, title: str, root: str, rounds: int) -> list[Metric]:
     files = _check_same(root)
     out: list[Metric] = []
     for kind, (what, ours, peer, columns) in WORK.items():
-        a, b = alternate_both(lambda: ours(root), lambda: peer(root), rounds)
+        a, b = alternate_both(partial(ours, root), partial(peer, root), rounds)
         for index, clock in enumerate(("cpu", "wall")):
             out.append(
                 Metric(
@@ -172,7 +173,7 @@ def _metrics(id: str, title: str, root: str, rounds: int) -> list[Metric]:
                     extra={"live_files": files, "clock": clock, "work": kind},
                 )
             )
-        mine, least = alternate_both(lambda: ours(root), lambda: floor(root, columns), rounds)
+        mine, least = alternate_both(partial(ours, root), partial(floor, root, columns), rounds)
         out.append(
             Metric(
                 f"realistic.{id}.{kind}.floor",
