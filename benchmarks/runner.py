@@ -47,6 +47,10 @@ CASES: dict[str, tuple[str, str]] = {
         "benchmarks.spark_datasource_write",
         "8: format('deltaspec') write vs DeltaWriter and native df.write.parquet",
     ),
+    "realistic": (
+        "benchmarks.bench_realistic",
+        "9: snapshot load on realistic tables, equal work, CPU and wall vs delta-rs",
+    ),
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,13 +37,30 @@ EPOCH_MS = 1_780_000_000_000
 """Modification times start here (late 2026) and advance one second per commit."""
 
 
-def metadata(partitions: bool = True, configuration: dict[str, str] | None = None) -> Metadata:
+def metadata(
+    partitions: bool = True,
+    configuration: dict[str, str] | None = None,
+    schema_string: str = SCHEMA,
+) -> Metadata:
     return Metadata(
         id="5f5d3b1c-0000-4000-8000-00000000bench",
-        schema_string=SCHEMA,
+        schema_string=schema_string,
         partition_columns=("p",) if partitions else (),
         configuration=dict(configuration or {}),
         created_time=EPOCH_MS,
+    )
+
+
+def _x_stats(rng: random.Random) -> str:
+    low = rng.randrange(1_000_000)
+    return json.dumps(
+        {
+            "numRecords": rng.randrange(1_000, 100_000),
+            "minValues": {"x": low},
+            "maxValues": {"x": low + rng.randrange(1_000_000)},
+            "nullCount": {"x": 0},
+        },
+        separators=(",", ":"),
     )
 
 
@@ -57,32 +74,28 @@ class TableWriter:
         seed: int = 0,
         partitions: int = 10,
         configuration: dict[str, str] | None = None,
+        schema_string: str = SCHEMA,
+        stats: Callable[[random.Random], str] | None = None,
     ) -> None:
+        """``stats`` makes one add's ``stats`` string (default: ``x``'s statistics) for a table
+        whose schema is ``schema_string``."""
         self.root = root
+        self.stats = stats or _x_stats
         self.random = random.Random(seed)
         self.partitions = partitions
         self.version = -1
         self.live: list[AddFile] = []
         self._counter = 0
         self._write(
-            [Protocol(1, 2), metadata(partitions > 0, configuration)], operation="CREATE TABLE"
+            [Protocol(1, 2), metadata(partitions > 0, configuration, schema_string)],
+            operation="CREATE TABLE",
         )
 
     def new_add(self, partition: int | None = None) -> AddFile:
         rng = self.random
         self._counter += 1
         p = rng.randrange(self.partitions) if partition is None else partition
-        low = rng.randrange(1_000_000)
-        records = rng.randrange(1_000, 100_000)
-        stats = json.dumps(
-            {
-                "numRecords": records,
-                "minValues": {"x": low},
-                "maxValues": {"x": low + rng.randrange(1_000_000)},
-                "nullCount": {"x": 0},
-            },
-            separators=(",", ":"),
-        )
+        stats = self.stats(rng)
         name = f"part-{self._counter:05d}-{rng.getrandbits(64):016x}.c000.snappy.parquet"
         values: dict[str, str | None] = {"p": str(p)} if self.partitions else {}
         return AddFile(
@@ -158,11 +171,14 @@ def build(
     initial_files: int = 0,
     initial_commits: int = 0,
     configuration: dict[str, str] | None = None,
+    writer: TableWriter | None = None,
 ) -> TableWriter:
     """A table: commit 0 creates it; ``initial_files`` spread over ``initial_commits`` commits;
     then ``commits`` commits of ``adds_per_commit`` adds, every fourth of them also removing one
-    file (a DELETE), with classic checkpoints after the versions in ``checkpoint_at``."""
-    writer = TableWriter(root, seed=seed, partitions=partitions, configuration=configuration)
+    file (a DELETE), with classic checkpoints after the versions in ``checkpoint_at``.
+    ``writer`` (already at ``root``) replaces the default one, e.g. for other statistics."""
+    if writer is None:
+        writer = TableWriter(root, seed=seed, partitions=partitions, configuration=configuration)
     wanted = set(checkpoint_at)
     for i in range(initial_commits):
         share = initial_files // initial_commits + (1 if i < initial_files % initial_commits else 0)

@@ -76,6 +76,7 @@ from deltaspec.impl.replay.layouts import (
     string_map,
 )
 from deltaspec.impl.replay.state import ReplayState
+from deltaspec.impl.replay.stats import parse_stats, stats_layout
 from deltaspec.impl.table.properties import TableProperties
 from deltaspec.rules import rule
 
@@ -147,6 +148,12 @@ class Snapshot:
             )
             out[(path, None if vector is None else vector.unique_id)] = add
         return out
+
+    @cached_property
+    def stats_table(self) -> pa.StructArray:
+        """The live files' statistics, typed by the schema, one row per row of
+        :meth:`files_table` (decoded on first use; :mod:`deltaspec.impl.replay.stats`)."""
+        return parse_stats(self.live_files.column("stats"), stats_layout(self.metadata))
 
     @property
     def num_files(self) -> int:

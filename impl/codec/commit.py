@@ -41,6 +41,7 @@ def decode_commit(data: bytes, *, table: str, version: int | None, file: str) ->
     actions: list[Action] = []
     append = actions.append
     parse = PARSER.decode
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None  # lines are searched only if so
     for number, line_text in enumerate(text.split("\n"), 1):
         if not line_text or line_text.isspace():
             continue
@@ -50,7 +51,7 @@ def decode_commit(data: bytes, *, table: str, version: int | None, file: str) ->
             raise corrupt(number, f"invalid JSON: {exc}") from None
         if type(obj) is not dict:
             raise corrupt(number, f"a log line must be a JSON object, not {type_name(obj)}")
-        if _SURROGATE_ESCAPE.search(line_text) is not None:
+        if surrogates and _SURROGATE_ESCAPE.search(line_text) is not None:
             try:  # a \ud800-\udfff escape not part of a pair is no Unicode text
                 json.dumps(obj, ensure_ascii=False).encode("utf-8")
             except UnicodeEncodeError:
