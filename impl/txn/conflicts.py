@@ -73,14 +73,14 @@ class PartitionMatches:
         An evaluation error is raised only where that order would reach it: when no row
         matches an earlier predicate than the one that failed."""
         distinct = list(dict.fromkeys(rows))
-        failure = self._learn([row for row in distinct if row not in self.first])
-        known = [self.first[row] for row in distinct if row in self.first]
-        best = min(known, default=len(self.predicates))
+        first, none = self.first, len(self.predicates)
+        failure = self._learn([row for row in distinct if row not in first])
+        best = min((first.get(row, none) for row in distinct), default=none)
         if failure is not None and best >= failure[0]:
             raise failure[1]
-        if best == len(self.predicates):
+        if best == none:
             return None
-        return rows.index(next(row for row in distinct if self.first.get(row) == best))
+        return rows.index(next(row for row in distinct if first.get(row) == best))
 
     def _learn(self, new: list[PartitionRow]) -> tuple[int, Exception] | None:
         """Record the first matching predicate of each of the ``new`` rows; on an evaluation
@@ -98,8 +98,9 @@ class PartitionMatches:
             except Exception as error:  # raised, or not, by first_hit
                 self.first.update((r, f) for r, f in zip(new, first, strict=True) if f < none)
                 return index, error
-            for row in pc.indices_nonzero(hits).to_pylist():
-                first[row] = min(first[row], index)
+            if hits.true_count:
+                for row in pc.indices_nonzero(hits).to_pylist():
+                    first[row] = min(first[row], index)
         self.first.update(zip(new, first, strict=True))
         return None
 
@@ -406,7 +407,11 @@ def check_added_files(
     schema = predicates.PartitionSchema.of(schema_metadata)
     # the hint names the add that evaluating predicate by predicate, add by add, stops at
     keys = [key for _, _, key in schema.columns]
-    rows = [tuple(add.partition_values.get(k) for k in keys) for add in candidates]
+    rows: list[PartitionRow] = (
+        list(zip(*([add.partition_values.get(k) for add in candidates] for k in keys), strict=True))
+        if keys
+        else [()] * len(candidates)
+    )
     hit = cur.reads.partition_matches(schema).first_hit(rows)
     if hit is not None:
         msg = "it added files in a partition this transaction read"
