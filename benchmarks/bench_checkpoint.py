@@ -33,7 +33,7 @@ from benchmarks.harness import Metric, alternate, seconds
 from benchmarks.tables import EPOCH_MS, build
 from deltaspec.impl.checkpoint import write_checkpoint
 from deltaspec.impl.log.names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot import DeltaLog, Snapshot
 
 PEER = "delta-rs"
 
@@ -112,10 +112,20 @@ def run(quick: bool = False) -> list[Metric]:
         if check.checkpoint_version != snapshot.version or check.num_files != snapshot.num_files:
             raise AssertionError("delta-rs's checkpoint does not read back as the same table")
         written = {"ours": _checkpoint_files(ours_root), "peer": _checkpoint_files(peer_root)}
-        sizes = {side: sum(p.stat().st_size for p in found) for side, found in written.items()}
-        snappy = {side: _snappy_bytes(found) for side, found in written.items()}
-        codecs = {side: _compression(found) for side, found in written.items()}
-        live, tombstones = snapshot.num_files, snapshot.tombstones_table(now).num_rows
+        return _metrics(snapshot, now, cold_pair, loaded_pair, written)
+
+
+def _metrics(
+    snapshot: Snapshot,
+    now: int,
+    cold_pair: tuple[list[float], list[float]],
+    loaded_pair: tuple[list[float], list[float]],
+    written: dict[str, list[Path]],
+) -> list[Metric]:
+    sizes = {side: sum(p.stat().st_size for p in found) for side, found in written.items()}
+    snappy = {side: _snappy_bytes(found) for side, found in written.items()}
+    codecs = {side: _compression(found) for side, found in written.items()}
+    live, tombstones = snapshot.num_files, snapshot.tombstones_table(now).num_rows
     title = f"checkpoint: {live:,} live files, {tombstones:,} tombstones"
     extra = {"live_files": live, "tombstones": tombstones, "version": snapshot.version}
     as_written = f"as written: ours {codecs['ours']}, delta-rs {codecs['peer']}"
