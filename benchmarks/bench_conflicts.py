@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import tempfile
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -135,7 +136,8 @@ class Workload:
 
     def check_ours(self, count: int) -> float:
         winners = self.impl_winners(count)
-        current = self.current
+        # a fresh read set, as each commit has: nothing kept from an earlier round
+        current = replace(self.current, reads=replace(self.current.reads))
         start = time.perf_counter()
         for winner in winners:
             current = check_winner(current, winner, self.release)

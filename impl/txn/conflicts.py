@@ -113,7 +113,7 @@ class ReadSet:
     app_ids: frozenset[str] = frozenset()
     depends_on_files: bool = False
     _matches: dict[PartitionSchema, PartitionMatches] = field(
-        default_factory=dict, compare=False, repr=False
+        default_factory=dict, init=False, compare=False, repr=False
     )
 
     def partition_matches(self, schema: PartitionSchema) -> PartitionMatches:
