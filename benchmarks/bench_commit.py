@@ -4,17 +4,27 @@ The data file is written beforehand (untimed); what is timed is bringing the han
 and committing one ``add`` of it. Ours: ``OptimisticTransaction(log)`` on a long-lived
 ``DeltaLog`` (it lists the log and replays from what the log kept) then ``commit``; delta-rs:
 ``DeltaTable.update_incremental()`` then ``create_write_transaction([AddAction], "append")``, its
-low-level commit of pre-written files. Both tables are built alike with
-``delta.checkpointInterval`` large, so that neither writes a checkpoint inside the timing (case 7
-measures checkpoints). Ours fsyncs the commit's temporary file and the log directory on every
-commit (LOG.PUT_IF_ABSENT with durability); delta-rs's local object store links the file into
-place without fsync.
+low-level commit of pre-written files. Both tables checkpoint every 10 commits
+(``delta.checkpointInterval`` = 10, as real writers do): ours in its post-commit step at versions
+that are multiples of 10 (CHECKPOINT.INTERVAL), delta-rs 1.6.6 in its post-commit hook
+(``create_checkpoint``, on by default) at versions 9, 19, 29...; both run their log cleanup after a
+checkpoint (``delta.enableExpiredLogCleanup``, default true; nothing has expired here). So that
+each measurement holds exactly one checkpoint per side, a measurement is a round of 10
+consecutive commits, reported per commit, in wall time and in CPU time of the process (delta-rs's
+Tokio threads included). Ours also writes a ``.crc`` per commit (CHECKSUM.WRITE) and fsyncs every
+file it creates and the log directory (LOG.PUT_IF_ABSENT with durability: 4 fsyncs per commit,
+2 more per checkpoint and ``_last_checkpoint``); delta-rs's local object store fsyncs nothing
+and writes no ``.crc``. The impl has no option to turn fsync off, so there is no such row.
 
-Contention: 4 spawned processes each commit 25 blind appends to one fresh table as fast as they
-can, released together; throughput is commits/s over the whole run. Retries: every commit
-records the version it read (our commitInfo ``readVersion``; for delta-rs, passed as commit
-metadata), so ``version - readVersion - 1`` counts the winners it had to check before landing;
-for ours, failed put-if-absent attempts are also counted directly.
+The same on a table of 100k files (a checkpoint of it, then rounds of 10 commits, each round
+rewriting the 100k-file checkpoint once on both sides).
+
+Contention: 4 spawned processes each commit 25 blind appends to one fresh table (checkpoint
+every 10 commits on both sides) as fast as they can, released together; throughput is commits/s
+over the whole run. Retries: every commit records the version it read (our commitInfo
+``readVersion``; for delta-rs, passed as commit metadata), so ``version - readVersion - 1``
+counts the winners it had to check before landing; for ours, failed put-if-absent attempts are
+also counted directly.
 
     .venv/bin/python -m benchmarks run --cases commit
 """
@@ -23,6 +33,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import statistics
 import tempfile
 import time
@@ -32,17 +43,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from benchmarks.harness import Metric, alternate, seconds, timed
-from benchmarks.tables import EPOCH_MS, TableWriter, write_data_file
+from benchmarks.harness import Metric, alternate, seconds
+from benchmarks.tables import EPOCH_MS, TableWriter, build, write_data_file
 from deltaspec.impl.actions import AddFile
 from deltaspec.impl.errors import VersionExistsError
-from deltaspec.impl.log.names import commit_name, parse_commit_name
+from deltaspec.impl.log.names import LOG_DIR, commit_name, is_checkpoint_name, parse_commit_name
 from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 PEER = "delta-rs"
-CONFIGURATION = {"delta.checkpointInterval": "1000000"}
+INTERVAL = 10
+CONFIGURATION = {"delta.checkpointInterval": str(INTERVAL)}
 ARROW_SCHEMA = pa.schema([("p", pa.int32()), ("x", pa.int64())])
 APPEND = Operation("WRITE", {"mode": "Append", "partitionBy": ["p"]})
 
@@ -82,7 +94,7 @@ class _Peer:
         from deltalake.transaction import CommitProperties, PostCommitHookProperties
 
         self.table = DeltaTable(str(root))
-        self.hooks = PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
+        self.hooks = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=None)
         self.properties = CommitProperties
         self.read_version = read_version
 
@@ -101,34 +113,82 @@ class _Peer:
         )
 
 
-def latency(work: Path, commits: int) -> Metric:
-    ours_root, peer_root = work / "latency-ours", work / "latency-peer"
-    for root in (ours_root, peer_root):
-        TableWriter(root, configuration=CONFIGURATION)
-    ours_files = iter(_data_files(ours_root, "ours", commits + 1))
-    peer_files = iter(_data_files(peer_root, "peer", commits + 1))
-    log = DeltaLog(ours_root)
-    peer = _Peer(peer_root)
+class _Rounds:
+    """Rounds of :data:`INTERVAL` commits of one side: each call times one round (wall, the
+    return value; CPU time of the process, kept in ``cpu``)."""
 
-    def ours() -> float:
-        path, size = next(ours_files)
-        start = time.perf_counter()
+    def __init__(self, commit: Any, files: list[tuple[str, int]]) -> None:
+        self.commit = commit
+        self.files = iter(files)
+        self.cpu: list[float] = []
+
+    def __call__(self) -> float:
+        batch = [next(self.files) for _ in range(INTERVAL)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        for path, size in batch:
+            self.commit(path, size)
+        self.cpu.append((time.process_time() - cpu) / INTERVAL)
+        return (time.perf_counter() - wall) / INTERVAL
+
+
+def _ours_commit(log: DeltaLog) -> Any:
+    def commit(path: str, size: int) -> None:
         OptimisticTransaction(log).commit([_ours_add(path, size)], APPEND)
-        return time.perf_counter() - start
 
-    def theirs() -> float:
-        path, size = next(peer_files)
-        return timed(lambda: peer.commit(path, size))
+    return commit
 
-    return seconds(
-        "commit.latency",
-        3,
-        "commit latency: one blind append of a pre-written file (refresh + commit)",
-        alternate(ours, theirs, commits),
-        PEER,
-        notes="ours fsyncs the commit file and the log directory; delta-rs does not fsync",
-        extra={"commits_per_side": commits},
+
+def _checkpoints(root: Path) -> int:
+    return sum(1 for p in (root / LOG_DIR).iterdir() if is_checkpoint_name(p.name))
+
+
+def latency_pair(
+    id: str, title: str, roots: tuple[Path, Path], rounds: int, extra: dict[str, Any]
+) -> list[Metric]:
+    """Wall and CPU metrics of rounds of commits on the two tables (ours, delta-rs)."""
+    ours_root, peer_root = roots
+    count = INTERVAL * (rounds + 1)
+    before = (_checkpoints(ours_root), _checkpoints(peer_root))
+    ours = _Rounds(_ours_commit(DeltaLog(ours_root)), _data_files(ours_root, "ours", count))
+    peer = _Rounds(_Peer(peer_root).commit, _data_files(peer_root, "peer", count))
+    wall = alternate(ours, peer, rounds)
+    written = {
+        "ours_checkpoints_written": _checkpoints(ours_root) - before[0],
+        "peer_checkpoints_written": _checkpoints(peer_root) - before[1],
+        "commits_per_side": count,
+        **extra,
+    }
+    notes = (
+        f"per commit, rounds of {INTERVAL} commits with one checkpoint each; ours writes a .crc "
+        "per commit and fsyncs (4 per commit); delta-rs fsyncs nothing"
     )
+    cpu = (ours.cpu[-rounds:], peer.cpu[-rounds:])
+    return [
+        seconds(id, 3, title + " (wall)", wall, PEER, notes=notes, extra=written),
+        seconds(id + "_cpu", 3, title + " (CPU)", cpu, PEER, notes=notes, extra=written),
+    ]
+
+
+def latency(work: Path, rounds: int) -> list[Metric]:
+    roots = work / "latency-ours", work / "latency-peer"
+    for root in roots:
+        TableWriter(root, configuration=CONFIGURATION)
+    title = f"commit latency, one blind append, checkpoint every {INTERVAL} commits"
+    return latency_pair("commit.latency", title, roots, rounds, {})
+
+
+def big_table_latency(work: Path, files: int, rounds: int) -> list[Metric]:
+    """Commit latency on a table of ``files`` live files held in a checkpoint."""
+    source = work / "big-source"
+    writer = build(
+        source, commits=0, initial_files=files, initial_commits=10, configuration=CONFIGURATION
+    )
+    writer.checkpoint()
+    roots = work / "big-ours", work / "big-peer"
+    for root in roots:
+        shutil.copytree(source, root)
+    title = f"commit latency on a {files:,}-file table, checkpoint every {INTERVAL} commits"
+    return latency_pair("commit.latency_big_table", title, roots, rounds, {"live_files": files})
 
 
 # --- contention ----------------------------------------------------------------------------------
@@ -212,7 +272,8 @@ def contention(work: Path, rounds: int, writers: int, commits: int) -> Metric:
     return Metric(
         id="commit.contention",
         case=3,
-        title=f"{writers} processes x {commits} blind appends on one table: commits/s",
+        title=f"{writers} processes x {commits} blind appends on one table, checkpoint every "
+        f"{INTERVAL} commits: commits/s",
         quantity="commits/s",
         higher_is_better=True,
         ours=[r["commits_per_second"] for r in ours_rounds],
@@ -236,6 +297,7 @@ def contention(work: Path, rounds: int, writers: int, commits: int) -> Metric:
 def run(quick: bool = False) -> list[Metric]:
     with tempfile.TemporaryDirectory(prefix="deltaspec-bench-commit-") as work:
         base = Path(work)
-        found = [latency(base, 20 if quick else 100)]
+        found = latency(base, 2 if quick else 9)
+        found += big_table_latency(base, 2_000 if quick else 100_000, 1 if quick else 3)
         found.append(contention(base, 1 if quick else 3, 2 if quick else 4, 5 if quick else 25))
     return found

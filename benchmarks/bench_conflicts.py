@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import tempfile
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -135,7 +136,8 @@ class Workload:
 
     def check_ours(self, count: int) -> float:
         winners = self.impl_winners(count)
-        current = self.current
+        # a fresh read set, as each commit has: nothing kept from an earlier round
+        current = replace(self.current, reads=replace(self.current.reads))
         start = time.perf_counter()
         for winner in winners:
             current = check_winner(current, winner, self.release)
@@ -166,7 +168,98 @@ class Workload:
             return time.perf_counter() - start
 
 
+# --- scaling with read predicates x distinct partitions ------------------------------------------
+
+
+class Scaling:
+    """A transaction that read ``predicates`` partitions (``p = 0`` ... ``p = predicates - 1``)
+    against ``winners`` blind appends of ``adds`` files each, spread over ``partitions`` other
+    partitions: no conflict, so every check runs to its end. The floor is what any check
+    must do at least: one pass over each winner's adds for the set of partitions they touch, and
+    its intersection with the set of partitions read."""
+
+    def __init__(self, predicates: int, partitions: int, winners: int, adds: int) -> None:
+        rng = random.Random(predicates * 7919 + partitions)
+        self.read = frozenset(str(k) for k in range(predicates))
+        self.forms = [["=", "p", k] for k in range(predicates)]
+        self.winner_values = [
+            [str(rng.randrange(predicates, predicates + partitions)) for _ in range(adds)]
+            for _ in range(winners)
+        ]
+        self.metadata = Metadata("bench", SCHEMA, ("p",))
+        self.release = ImplProfile()
+
+    def _current(self) -> CurrentTransactionInfo:
+        protocol = Protocol(1, 2)
+        reads = ReadSet(predicates=tuple(expr(f) for f in self.forms), depends_on_files=True)
+        return CurrentTransactionInfo(
+            "/bench", protocol, self.metadata, reads, (), "Serializable", False, protocol,
+            self.metadata,
+        )  # fmt: skip
+
+    def _winners(self) -> list[WinningCommit]:
+        info = CommitInfo({"operation": "WRITE", "isBlindAppend": True})
+        return [
+            WinningCommit(
+                v + 1,
+                (
+                    info,
+                    *(AddFile(f"p={p}/{v}-{i}", {"p": p}, 1, 0, True) for i, p in enumerate(ps)),
+                ),
+            )
+            for v, ps in enumerate(self.winner_values)
+        ]
+
+    def check_ours(self) -> float:
+        winners, current = self._winners(), self._current()  # a fresh read set: nothing kept
+        start = time.perf_counter()
+        for winner in winners:
+            current = check_winner(current, winner, self.release)
+        return time.perf_counter() - start
+
+    def floor(self) -> float:
+        winners = self._winners()
+        start = time.perf_counter()
+        for winner in winners:
+            touched = {a.partition_values["p"] for a in winner.actions if isinstance(a, AddFile)}
+            if touched & self.read:
+                raise AssertionError("the scaling workload must not conflict")
+        return time.perf_counter() - start
+
+
+def scaling(quick: bool) -> list[Metric]:
+    winners, adds = (10, 100) if quick else (100, 1_000)
+    grid = [(1, 100), (100, 100), (1, 10_000), (100, 10_000)]
+    metrics = []
+    for count, partitions in grid:
+        workload = Scaling(count, partitions, winners, adds)
+        ours, floor = alternate(workload.check_ours, workload.floor, 3 if quick else 5)
+        metrics.append(
+            Metric(
+                id=f"conflicts.scaling.{count}_predicates_{partitions}_partitions",
+                case=4,
+                title=f"conflict check, {winners} winners x {adds:,} adds over {partitions:,} "
+                f"partitions, {count} read predicate(s) (no conflict)",
+                quantity="seconds",
+                higher_is_better=False,
+                ours=ours,
+                peer=floor,
+                peer_name="floor (set intersection)",
+                extra={
+                    "ours_us_per_add": [s / (winners * adds) * 1e6 for s in ours],
+                    "predicates": count,
+                    "partitions": partitions,
+                },
+            )
+        )
+    return metrics
+
+
 def run(quick: bool = False) -> list[Metric]:
+    return [*winner_counts(quick), *scaling(quick)]
+
+
+def winner_counts(quick: bool) -> list[Metric]:
     counts = (1, 10) if quick else (1, 10, 100)
     adds = 100 if quick else 1_000
     rounds = 3 if quick else 7

@@ -7,10 +7,14 @@ request. Neither ever fails a commit or a read on its own.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaspec.impl import codec
@@ -68,18 +72,22 @@ def _json_of(action: Action) -> Any:
     return next(iter(json.loads(line).values()))
 
 
-def file_size_histogram(sizes: list[int]) -> dict[str, list[int]]:
-    """Live file counts and bytes per size bin (``fileSizeHistogram``)."""
-    counts = [0] * len(BIN_BOUNDARIES)
-    totals = [0] * len(BIN_BOUNDARIES)
-    for size in sizes:
-        index = max(i for i, low in enumerate(BIN_BOUNDARIES) if size >= low)
-        counts[index] += 1
-        totals[index] += size
+def file_size_histogram(sizes: Sequence[int] | pa.Array | pa.ChunkedArray) -> dict[str, list[int]]:
+    """Live file counts and bytes per size bin (``fileSizeHistogram``): a file is in the last
+    bin whose lower boundary it reaches; a negative size is a ValueError."""
+    if isinstance(sizes, pa.Array | pa.ChunkedArray):
+        column = sizes.cast(pa.int64())
+        ordered = column.take(pc.sort_indices(column)).to_pylist()
+    else:
+        ordered = sorted(int(size) for size in sizes)
+    if ordered and ordered[0] < 0:
+        raise ValueError(f"a file size is negative: {ordered[0]}")
+    prefix = [0, *itertools.accumulate(ordered)]
+    starts = [bisect.bisect_left(ordered, low) for low in BIN_BOUNDARIES] + [len(ordered)]
     return {
         "sortedBinBoundaries": list(BIN_BOUNDARIES),
-        "fileCounts": counts,
-        "totalBytes": totals,
+        "fileCounts": [end - start for start, end in itertools.pairwise(starts)],
+        "totalBytes": [prefix[end] - prefix[start] for start, end in itertools.pairwise(starts)],
     }
 
 
@@ -87,9 +95,9 @@ def file_size_histogram(sizes: list[int]) -> dict[str, list[int]]:
 def version_checksum(snapshot: Snapshot, txn_id: str | None = None) -> dict[str, Any]:
     """CHECKSUM.WRITE: the checksum of ``snapshot`` in delta-spark 4.4.0's field order (no
     ``allFiles``, which delta-spark writes only for small tables and readers may ignore)."""
-    sizes = [int(s) for s in snapshot.live_files.column("size").to_pylist()]
+    sizes = snapshot.live_files.column("size")
     checksum: dict[str, Any] = {} if txn_id is None else {"txnId": txn_id}
-    total = pc.sum(snapshot.live_files.column("size")).as_py() if sizes else 0
+    total = pc.sum(sizes).as_py() if len(sizes) else 0
     checksum |= {
         "tableSizeBytes": int(total or 0),
         "numFiles": len(sizes),

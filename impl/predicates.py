@@ -241,6 +241,14 @@ def evaluate(predicate: Expr, columns: Mapping[str, pa.Array], schema: Partition
     return _compare(predicate.op, column(name), value)
 
 
+def matches(
+    predicate: Expr, columns: Mapping[str, pa.Array], schema: PartitionSchema, length: int
+) -> pa.BooleanArray:
+    """For each row of :func:`typed_columns`: is the predicate true (unknown is false)?"""
+    truth = evaluate(predicate, columns, schema, length)
+    return pc.fill_null(truth, False)
+
+
 def matching(
     predicate: Expr, partition_values: Sequence[Mapping[str, str | None]], schema: PartitionSchema
 ) -> list[bool]:
@@ -248,5 +256,5 @@ def matching(
     if not partition_values:
         return []
     columns = typed_columns(partition_values, schema)
-    truth = evaluate(predicate, columns, schema, len(partition_values))
-    return [bool(v) for v in pc.fill_null(truth, False).to_pylist()]
+    truth = matches(predicate, columns, schema, len(partition_values))
+    return [bool(v) for v in truth.to_pylist()]

@@ -29,7 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -273,7 +273,9 @@ class DeltaLog:
     last :data:`CHECKPOINT_CACHE_SIZE` checkpoints and up to :data:`COMMIT_CACHE_ACTIONS` decoded
     (and checked) commit actions, each keyed on the file's name, size and modification time as
     the listing shows them, so a file that differs from what was kept is read again. States
-    read with v2 sidecars are never kept, since no listing shows the sidecars.
+    read with v2 sidecars are never kept, since no listing shows the sidecars. It also keeps the
+    last snapshot it built, and a load that lists the very same checkpoint and commit files for
+    the same version gets it again, as of its own clock.
     """
 
     def __init__(
@@ -291,6 +293,7 @@ class DeltaLog:
         self._checkpoints: OrderedDict[CheckpointFiles, ReplayState] = OrderedDict()
         self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
         self._kept_actions = 0
+        self._last_snapshot: tuple[tuple[Any, ...], Snapshot] | None = None
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -435,12 +438,15 @@ class DeltaLog:
         for cp in candidates:
             # commits after the newest start must all exist; older starts need them too
             listing.require_commits(cp.version, target, self.table_path)
+            kept = self._kept_snapshot(listing, cp, target, now)
+            if kept is not None:
+                return kept
             try:
                 state = self._read_checkpoint(cp)
             except UnusableCheckpoint as unusable:
                 failed[cp.files[0].name] = unusable.error
                 continue
-            return self._replay(listing, state, cp, target, now)
+            return self._keep(listing, cp, self._replay(listing, state, cp, target, now))
         errors = list(failed.values())
         if not listing.full:
             # older checkpoints and commit 0 are only in a full listing
@@ -456,7 +462,10 @@ class DeltaLog:
                 file=commit_name(0),
             )
         listing.require_commits(-1, target, self.table_path)
-        return self._replay(listing, ReplayState(), None, target, now)
+        kept = self._kept_snapshot(listing, None, target, now)
+        if kept is not None:
+            return kept
+        return self._keep(listing, None, self._replay(listing, ReplayState(), None, target, now))
 
     # --- the cache -----------------------------------------------------------------------------
 
@@ -480,6 +489,51 @@ class DeltaLog:
                     _, dropped = self._commits.popitem(last=False)
                     self._kept_actions -= len(dropped)
         return actions
+
+    @staticmethod
+    def _replayed_files(
+        listing: LogListing, cp: CheckpointFiles | None, target: int
+    ) -> tuple[Any, ...]:
+        """What a snapshot at ``target`` replayed from ``cp`` is built from, as listed: the
+        checkpoint's files and each commit file after it (name, size, modification time)."""
+        first = -1 if cp is None else cp.version
+        return (cp, target, *(listing.commits.get(v) for v in range(first + 1, target + 1)))
+
+    def _kept_snapshot(
+        self, listing: LogListing, cp: CheckpointFiles | None, target: int, now: int
+    ) -> Snapshot | None:
+        """The snapshot last built, if it was replayed from the very files ``listing`` shows
+        for ``target`` from ``cp`` (LOG.PUT_IF_ABSENT: listed files never change), as of
+        ``now``; else None. A post-commit step and the next transaction of a writer load the
+        version it just committed once, not once each."""
+        if not self.cache:
+            return None
+        with self._lock:
+            kept = self._last_snapshot
+        if kept is None or kept[0] != self._replayed_files(listing, cp, target):
+            return None
+        snapshot = kept[1]
+        return replace(
+            snapshot,
+            domains=dict(snapshot.domains),
+            all_app_transactions=dict(snapshot.all_app_transactions),
+            now_ms=now,
+        )
+
+    def _keep(
+        self, listing: LogListing, cp: CheckpointFiles | None, snapshot: Snapshot
+    ) -> Snapshot:
+        """Remember ``snapshot`` (see :meth:`_kept_snapshot`) and return it."""
+        if self.cache:
+            built_from = self._replayed_files(listing, cp, snapshot.version)
+            kept = replace(
+                snapshot,
+                domains=dict(snapshot.domains),
+                all_app_transactions=dict(snapshot.all_app_transactions),
+            )
+            with self._lock:
+                self._last_snapshot = (built_from, kept)
+        return snapshot
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it

@@ -189,7 +189,7 @@ CONFLICTS: tuple[Mutant, ...] = (
        "    return win.added\n", "    return [a for a in win.added if a.data_change]\n",
        SURVIVES, "vectors"),
     _m("null-partition-matches", "an unknown (null) predicate result selects the file",
-       "predicates:matching",
+       "predicates:matches",
        "pc.fill_null(truth, False)", "pc.fill_null(truth, True)", SURVIVES, "vectors"),
     _m("typed-empty-string-is-value", 'an empty partition value compares as "" instead of null',
        "predicates:typed", 'if raw is None or raw == "":', "if raw is None:", SURVIVES, "spark"),

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+import pyarrow.compute as pc
+
 from deltaspec.impl import errors, predicates
 from deltaspec.impl.actions import (
     Action,
@@ -25,6 +27,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
+from deltaspec.impl.predicates import PartitionSchema
 from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.rowtracking import reassign_row_tracking
@@ -49,6 +52,59 @@ RESOLVABLE_KEYS_43 = RESOLVABLE_KEYS_41 | {
 }
 
 
+PartitionRow = tuple[str | None, ...]
+"""A file's raw partition values, in the order of the partition schema's columns."""
+
+
+@dataclass
+class PartitionMatches:
+    """Which read predicate each distinct partition row matches first, for one read set and one
+    partition schema (CONFLICT.APPEND_MATCH): each row is typed and evaluated once, against
+    every predicate at once, and the answer is kept for the next winners."""
+
+    schema: predicates.PartitionSchema
+    predicates: tuple[predicates.Expr, ...]
+    first: dict[PartitionRow, int] = field(default_factory=dict)
+    """Row -> index of the first predicate it matches; ``len(predicates)``: none."""
+
+    def first_hit(self, rows: list[PartitionRow]) -> int | None:
+        """The index in ``rows`` of the first row matching the earliest predicate any row
+        matches (what evaluating predicate by predicate, row by row, stops at), or None.
+        An evaluation error is raised only where that order would reach it: when no row
+        matches an earlier predicate than the one that failed."""
+        distinct = list(dict.fromkeys(rows))
+        first, none = self.first, len(self.predicates)
+        failure = self._learn([row for row in distinct if row not in first])
+        best = min((first.get(row, none) for row in distinct), default=none)
+        if failure is not None and best >= failure[0]:
+            raise failure[1]
+        if best == none:
+            return None
+        return rows.index(next(row for row in distinct if first.get(row) == best))
+
+    def _learn(self, new: list[PartitionRow]) -> tuple[int, Exception] | None:
+        """Record the first matching predicate of each of the ``new`` rows; on an evaluation
+        error, record the rows an earlier predicate matched and return (its index, the error)."""
+        if not new:
+            return None
+        keys = [key for _, _, key in self.schema.columns]
+        values = [dict(zip(keys, row, strict=True)) for row in new]
+        columns = predicates.typed_columns(values, self.schema)
+        none = len(self.predicates)
+        first = [none] * len(new)
+        for index, predicate in enumerate(self.predicates):
+            try:
+                hits = predicates.matches(predicate, columns, self.schema, len(new))
+            except Exception as error:  # raised, or not, by first_hit
+                self.first.update((r, f) for r, f in zip(new, first, strict=True) if f < none)
+                return index, error
+            if hits.true_count:
+                for row in pc.indices_nonzero(hits).to_pylist():
+                    first[row] = min(first[row], index)
+        self.first.update(zip(new, first, strict=True))
+        return None
+
+
 @dataclass(frozen=True)
 class ReadSet:
     predicates: tuple[predicates.Expr, ...] = ()
@@ -56,6 +112,17 @@ class ReadSet:
     whole_table: bool = False
     app_ids: frozenset[str] = frozenset()
     depends_on_files: bool = False
+    _matches: dict[PartitionSchema, PartitionMatches] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    def partition_matches(self, schema: PartitionSchema) -> PartitionMatches:
+        """The read predicates' matches under ``schema``, kept across winners."""
+        found = self._matches.get(schema)
+        if found is None:
+            found = PartitionMatches(schema, tuple(dict.fromkeys(self.predicates)))
+            self._matches[schema] = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -338,23 +405,17 @@ def check_added_files(
     if schema_metadata is None:
         return cur
     schema = predicates.PartitionSchema.of(schema_metadata)
-    # Each distinct partition is evaluated once (a winner's adds share a few partitions); the
-    # first matching partition, in the order of first appearance, holds the first matching add,
-    # so the hint names the same file as an add-by-add evaluation would.
+    # the hint names the add that evaluating predicate by predicate, add by add, stops at
     keys = [key for _, _, key in schema.columns]
-    rows: list[tuple[str | None, ...]] = (
+    rows: list[PartitionRow] = (
         list(zip(*([add.partition_values.get(k) for add in candidates] for k in keys), strict=True))
         if keys
         else [()] * len(candidates)
     )
-    distinct = list(dict.fromkeys(rows))
-    values = [dict(zip(keys, row, strict=True)) for row in distinct]
-    for predicate in dict.fromkeys(cur.reads.predicates):
-        hits = predicates.matching(predicate, values, schema)
-        if any(hits):
-            first = candidates[rows.index(distinct[hits.index(True)])]
-            msg = "it added files in a partition this transaction read"
-            return _raise(errors.ConcurrentAppendException, msg, cur, win, hint_of(first))
+    hit = cur.reads.partition_matches(schema).first_hit(rows)
+    if hit is not None:
+        msg = "it added files in a partition this transaction read"
+        return _raise(errors.ConcurrentAppendException, msg, cur, win, hint_of(candidates[hit]))
     return cur
 
 
