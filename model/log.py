@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deltaspec.model.actions import Action, Commit
 from deltaspec.model.snapshot import Snapshot, apply_commit
@@ -20,11 +20,14 @@ def commit_name(version: int) -> str:
 
 @dataclass(frozen=True)
 class Log:
-    """Commits 0..latest (LOG.CONTIGUITY), with the snapshot after each one kept alongside."""
+    """Commits 0..latest (LOG.CONTIGUITY), with the snapshot after each one kept alongside.
+    ``log_start`` is the oldest commit log cleanup left listed (RETENTION.LOG); the model keeps
+    the older ones, to know what a reader of them saw."""
 
     commits: tuple[Commit, ...] = ()
     snapshots: tuple[Snapshot, ...] = ()
     checkpoints: tuple[int, ...] = ()
+    log_start: int = 0
 
     @property
     @rule("LOG.LISTING", "LOG.NEW_TABLE")
@@ -55,16 +58,28 @@ class Log:
             raise ValueError(f"version {version} would leave a gap after {self.latest_version}")
         commit = Commit(version, actions, timestamp)
         previous = self.snapshots[-1] if self.snapshots else Snapshot()
-        return Log(
+        return replace(
+            self,
             commits=(*self.commits, commit),
             snapshots=(*self.snapshots, apply_commit(previous, commit)),
-            checkpoints=self.checkpoints,
         )
 
     def with_checkpoint(self, version: int) -> Log:
         if not 0 <= version <= self.latest_version:
             raise ValueError(f"no version {version} to checkpoint")
-        return Log(self.commits, self.snapshots, tuple(sorted({*self.checkpoints, version})))
+        return replace(self, checkpoints=tuple(sorted({*self.checkpoints, version})))
+
+    def cleaned_up_to(self, start: int) -> Log:
+        """The log after cleanup deleted every commit below ``start`` (RETENTION.LOG)."""
+        return replace(self, log_start=max(self.log_start, start))
+
+
+@rule("TXN.READ_VERSION_RETAINED")
+def read_version_retained(attempt_version: int, log_start: int) -> bool:
+    """TXN.READ_VERSION_RETAINED: a commit attempt at ``attempt_version`` may be written only
+    while the commit before it is still listed; once log cleanup removed it, the attempt
+    version itself may be gone, and a commit written there is seen by no reader."""
+    return attempt_version == 0 or attempt_version - 1 >= log_start
 
 
 @rule("LOG.COMPACTION")

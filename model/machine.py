@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from deltaspec.model.conflicts import WinningCommit, check_winner
-from deltaspec.model.log import Log
+from deltaspec.model.log import Log, read_version_retained
 from deltaspec.model.outcomes import (
     Committed,
     Conflict,
@@ -153,6 +153,8 @@ def try_write(machine: Machine, name: str, now: int) -> Machine:
         if writer.done:
             return machine
     assert writer.prepared is not None
+    if not read_version_retained(writer.attempt_version, machine.log.log_start):
+        return _finish(machine, name, writer, Rejected(ErrorKind.VERSION_NOT_FOUND))
     actions = with_enablement(
         writer.prepared.file_actions(machine.profile),
         writer.txn.read_snapshot,

@@ -276,10 +276,14 @@ class ModelAdapter:
     def __init__(self) -> None:
         self.machine = m.Machine()
         self.now = 0
-        self.log_start = 0
         self.checkpoint_files: dict[str, int] = {}
         """Checkpoint file name → the clock of the step that wrote it."""
         self.data_files: dict[str, int] = {}
+
+    @property
+    def log_start(self) -> int:
+        """The oldest commit still listed."""
+        return self.machine.log.log_start
 
     def create(self, setup: TableSetup) -> None:
         log = Log()
@@ -365,8 +369,8 @@ class ModelAdapter:
         # versions no longer listed take no part: times far below any listed one
         times = [listed.get(v, v - 2**62) for v in range(version + 1)]
         expired = expired_log_versions(times, version, self.now, metadata, self.checkpoints())
-        if expired and expired[-1] + 1 > self.log_start:
-            self.log_start = expired[-1] + 1
+        if expired:
+            self.machine = replace(self.machine, log=log.cleaned_up_to(expired[-1] + 1))
             self.checkpoint_files = {
                 name: written
                 for name, written in self.checkpoint_files.items()

@@ -28,7 +28,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
 )
 from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.names import classic_checkpoint_name, commit_name
 from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
 from deltaspec.impl.table import properties
 from deltaspec.impl.table.releases import Profile
@@ -73,6 +73,19 @@ CHANGES_DATA = frozenset(
         "CREATE TABLE AS SELECT",
     }
 )
+
+
+@rule("TXN.READ_VERSION_RETAINED")
+def read_version_retained(log: DeltaLog, attempt_version: int) -> bool:
+    """TXN.READ_VERSION_RETAINED: commit ``attempt_version - 1`` is still in the log (its JSON
+    or a classic checkpoint of it), so a commit at ``attempt_version`` extends what readers
+    see. One existence check per attempt; cleanup deletes in version order, so the commit
+    before a cleaned-up attempt version is gone too."""
+    if attempt_version == 0:
+        return True
+    before = attempt_version - 1
+    store = log.store
+    return store.exists(commit_name(before)) or store.exists(classic_checkpoint_name(before))
 
 
 @dataclass(frozen=True)
@@ -358,6 +371,15 @@ class OptimisticTransaction:
                 current = rebased
                 must_check = False
             payload = self._restamp(payload, attempt_version)
+            if not read_version_retained(self.log, attempt_version):
+                raise errors.VersionNotFoundError(
+                    f"commit {attempt_version - 1}, which this transaction read or checked last, "
+                    "is no longer in the log (log cleanup removed it): a commit at "
+                    f"{attempt_version} would be seen by no reader",
+                    table=self.log.table_path,
+                    version=attempt_version,
+                    file=commit_name(attempt_version - 1),
+                )
             try:
                 self.log.store.write_new(commit_name(attempt_version), payload)
                 return attempt_version

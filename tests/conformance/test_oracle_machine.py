@@ -178,11 +178,11 @@ def test_a_commit_whose_write_fails_or_loses_its_ack_lands_once(tmp_path: Path) 
     diff.close()
 
 
-@pytest.mark.xfail(strict=True, reason="impl bug: a commit into a cleaned-up version lands unseen")
+@pytest.mark.rules("TXN.READ_VERSION_RETAINED")
 def test_a_writer_older_than_the_retained_log_is_not_committed_unseen(tmp_path: Path) -> None:
     """A writer reads version 0; log cleanup deletes commits 0 and 1 behind checkpoint 2; the
-    writer's put-if-absent of version 1 then succeeds (the file is gone), and the impl reports
-    version 1 committed although no reader will ever see it (the latest snapshot is 2)."""
+    writer's put-if-absent of version 1 would succeed (the file is gone) and no reader would see
+    it (the latest snapshot is 2): model and impl both refuse, and nothing is written."""
     diff = _table(tmp_path, {"delta.checkpointInterval": "100"})
     _append(diff, "w1", "s=a/f1", "a")
     _append(diff, "w2", "s=a/f2", "a")
@@ -190,5 +190,8 @@ def test_a_writer_older_than_the_retained_log_is_not_committed_unseen(tmp_path: 
     diff.begin("w3", {"operation": "WRITE", "actions": [add]}, version=0)
     diff.advance(31 * DAY_MS)
     diff.checkpoint(2)
-    outcome = diff.commit("w3")
-    assert outcome.get("committed") != 1
+    assert diff.model.log_start == 2
+    assert diff.commit("w3") == {"error": "VERSION_NOT_FOUND"}
+    diff.compare_listing()
+    diff.compare_snapshots()
+    diff.close()
