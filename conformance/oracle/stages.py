@@ -90,7 +90,9 @@ def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResu
     from deltaspec.conformance.harness.fixtures import PINNED_MANIFEST_SHA256
 
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
-    corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, False, None)
+    # strict: the reference must give the exact conflict or error kind, and never a spurious
+    # failure; what the conformance gate forgives another engine, the main job does not
+    corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, True, None)
     report = run_suites(adapter, chosen, corpus)
     if options.verbose:
         print_report(report)
