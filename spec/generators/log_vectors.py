@@ -147,10 +147,12 @@ def log_family() -> list[Json]:
         ),
         vector(
             "log/contiguity/hole-after-start",
-            "Version 2 is missing between versions 1 and 3: the latest snapshot cannot be built.",
+            "Version 2 is missing between versions 1 and 3: neither the latest snapshot nor "
+            "version 2 itself (the last version of its range) can be built.",
             ["LOG.CONTIGUITY"],
             {**commits(0, 1), name(3): HISTORY[3]},
-            [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
+            [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"},
+             {"version": 2, "error": "VERSIONS_NOT_CONTIGUOUS"}],
         ),
         vector(
             "log/new-table/empty-log-directory",
