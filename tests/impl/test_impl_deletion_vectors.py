@@ -77,7 +77,7 @@ def test_dv_update_keeps_the_path_and_loosens_bounds(tmp_path: Path) -> None:
     (a,) = first.adds
     assert a.path == "a.parquet" and a.deletion_vector is not None
     assert json.loads(a.stats or "")["tightBounds"] is False
-    assert all(r.stats == '{"numRecords":%d}' % n for r, n in zip(first.removes, (4, 2)))
+    assert [r.stats for r in first.removes] == ['{"numRecords":4}', '{"numRecords":2}']
     assert (first.files_removed, first.vectors_added, first.deleted_rows) == (1, 1, 3)
     second = mark_deleted(str(tmp_path), [a], {"a.parquet": {1, 2}}, 6)
     (again,) = second.adds
