@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pyspark.sql import Column, SparkSession
 
-from deltaspec.impl.actions import AddFile, RemoveFile
+from deltaspec.impl.actions import AddFile, Protocol, RemoveFile
 from deltaspec.impl.deletion_vectors import deleted_rows, write_deletion_vectors
 from deltaspec.impl.snapshot import Snapshot
 from deltaspec.impl.spark import rewrite, stats
@@ -31,6 +31,19 @@ def enabled(snapshot: Snapshot) -> bool:
     supports the ``deletionVectors`` feature."""
     flag = snapshot.metadata.configuration.get("delta.enableDeletionVectors", "false")
     return flag.lower() == "true" and "deletionVectors" in features.features(snapshot.protocol)
+
+
+def created_protocol(configuration: Mapping[str, str], legacy: Protocol) -> Protocol:
+    """A new table's protocol: ``legacy`` unless its properties enable deletion vectors, which
+    need the ``deletionVectors`` reader and writer feature (delta-spark then writes the legacy
+    writer features as table features too: ``invariants`` and ``appendOnly``, plus
+    ``checkConstraints`` from writer version 3)."""
+    flag = configuration.get("delta.enableDeletionVectors", "false")
+    if flag.lower() != "true":
+        return legacy
+    writer = ["deletionVectors", "invariants", "appendOnly"]
+    writer += ["checkConstraints"] if legacy.min_writer_version >= 3 else []
+    return Protocol(3, 7, ("deletionVectors",), tuple(writer))
 
 
 def marked_rows(
