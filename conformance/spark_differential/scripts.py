@@ -207,11 +207,12 @@ def _vector_shape(root: str) -> list[list[tuple[str, int]]]:
 
 def dv_delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """DV.WRITE: a DELETE marks rows, a second one merges its rows into the vector, a third
-    that empties the file removes it."""
+    that empties the first file removes it (the second file keeps its rows)."""
     table = _dv_table(spark, e, root)
+    e.write(_df(spark, [(20, "c", "w"), (21, "c", "x")])).mode("append").save(root)
     table.delete("id = 2")
     table.delete("id IN (3, 5)")
-    table.delete("id >= 0")
+    table.delete("id < 10")
     return {"vectors": _vector_shape(root)}
 
 
