@@ -1,18 +1,27 @@
-"""Deletion vectors (PROTOCOL.md "Deletion Vector Format"): which rows of a data file a DV
-removes. Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i``
-(inline, Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
+"""Deletion vectors (PROTOCOL.md "Deletion Vector Format", spec/deletion-vectors.md): which rows
+of a data file a DV removes, how a DV is written, and the checks on every add carrying one.
+Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i`` (inline,
+Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from deltaspec.impl.actions import DeletionVector
+from deltaspec.impl import errors
+from deltaspec.impl.actions import Action, AddFile, DeletionVector, Metadata
 from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
 from deltaspec.impl.table import paths
+from deltaspec.impl.table.releases import Profile
+from deltaspec.rules import rule
+
+if TYPE_CHECKING:
+    from deltaspec.impl.txn.prepare import Preparing
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
@@ -216,3 +225,56 @@ def write_deletion_vectors(root: str, row_sets: list[set[int]]) -> list[Deletion
     with open(target, "xb") as handle:  # a fresh UUID: never overwrites a file
         handle.write(content)
     return vectors
+
+
+def enabled_in(configuration: Mapping[str, str]) -> bool:
+    """``delta.enableDeletionVectors`` is true (the key in any case, as delta-spark matches
+    property keys)."""
+    values = [v for k, v in configuration.items() if k.lower() == "delta.enabledeletionvectors"]
+    return bool(values) and values[-1].strip().lower() == "true"
+
+
+TIGHT_BOUNDS_FORBIDDEN = frozenset({"DELETE", "UPDATE", "MERGE"})
+"""Operations whose deletion-vector adds must say ``tightBounds: false`` (DV.ADD_CHECKS)."""
+
+
+def _refused(
+    kind: type[errors.CommitValidationError], txn: Preparing, add: AddFile, why: str
+) -> errors.CommitValidationError:
+    return kind(
+        f"{add.path} carries a deletion vector but {why}",
+        table=txn.table,
+        version=txn.version,
+        file=add.path,
+    )
+
+
+@rule("DV.ADD_CHECKS")
+def check_deletion_vector_adds(
+    txn: Preparing, actions: list[Action], profile: Profile
+) -> list[Action]:
+    """Every add with a deletion vector: the table enables deletion vectors, its stats give
+    ``numRecords``, and for DELETE, UPDATE and MERGE they say ``tightBounds: false``; else a
+    typed error naming the table, the version and the file."""
+    with_dv = [a for a in actions if isinstance(a, AddFile) and a.deletion_vector is not None]
+    if not with_dv or not profile.has("deletion_vector_add_checks"):
+        return actions
+    metadata = next((a for a in actions if isinstance(a, Metadata)), txn.read_metadata)
+    if metadata is None or not enabled_in(metadata.configuration):
+        raise _refused(
+            errors.DeletionVectorsDisallowedError,
+            txn,
+            with_dv[0],
+            "the table does not set delta.enableDeletionVectors=true",
+        )
+    for add in with_dv:
+        stats = json.loads(add.stats) if add.stats else {}
+        if not isinstance(stats, dict) or stats.get("numRecords") is None:
+            raise _refused(
+                errors.DeletionVectorMissingNumRecordsError, txn, add, "its stats lack numRecords"
+            )
+        if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:
+            raise _refused(
+                errors.DeletionVectorTightBoundsError, txn, add, "its stats claim tight bounds"
+            )
+    return actions

@@ -211,7 +211,7 @@ def dv_delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     table = _dv_table(spark, e, root)
     e.write(_df(spark, [(20, "c", "w"), (21, "c", "x")])).mode("append").save(root)
     table.delete("id = 2")
-    table.delete("id IN (3, 5)")
+    table.delete("id = 3 OR id = 5")
     table.delete("id < 10")
     return {"vectors": _vector_shape(root)}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from pyspark.sql import Column, SparkSession
 
 from deltaspec.impl.actions import AddFile, Protocol, RemoveFile
-from deltaspec.impl.deletion_vectors import deleted_rows, write_deletion_vectors
+from deltaspec.impl.deletion_vectors import deleted_rows, enabled_in, write_deletion_vectors
 from deltaspec.impl.snapshot import Snapshot
 from deltaspec.impl.spark import rewrite, stats
 from deltaspec.impl.spark.read import FILE_COLUMN, ROW_INDEX_COLUMN, scan
@@ -29,8 +29,8 @@ from deltaspec.rules import rule
 def enabled(snapshot: Snapshot) -> bool:
     """DML writes deletion vectors: ``delta.enableDeletionVectors`` is true and the protocol
     supports the ``deletionVectors`` feature."""
-    flag = snapshot.metadata.configuration.get("delta.enableDeletionVectors", "false")
-    return flag.lower() == "true" and "deletionVectors" in features.features(snapshot.protocol)
+    supported = "deletionVectors" in features.features(snapshot.protocol)
+    return supported and enabled_in(snapshot.metadata.configuration)
 
 
 def created_protocol(configuration: Mapping[str, str], legacy: Protocol) -> Protocol:
@@ -38,8 +38,7 @@ def created_protocol(configuration: Mapping[str, str], legacy: Protocol) -> Prot
     need the ``deletionVectors`` reader and writer feature (delta-spark then writes the legacy
     writer features as table features too: ``invariants`` and ``appendOnly``, plus
     ``checkConstraints`` from writer version 3)."""
-    flag = configuration.get("delta.enableDeletionVectors", "false")
-    if flag.lower() != "true":
+    if not enabled_in(configuration):
         return legacy
     writer = ["deletionVectors", "invariants", "appendOnly"]
     writer += ["checkConstraints"] if legacy.min_writer_version >= 3 else []
