@@ -7,13 +7,18 @@ import json
 import random
 import struct
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from deltaspec.impl import deletion_vectors as dvs
-from deltaspec.impl.actions import AddFile
+from deltaspec.impl import errors
+from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol
+from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.spark import rewrite
 from deltaspec.impl.spark.deletion_vectors import loose_stats, mark_deleted
+from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.model import deletion_vectors as model
 
 SETS = [
@@ -114,3 +119,58 @@ def test_loose_stats() -> None:
         "numRecords": 1,
         "tightBounds": False,
     }
+
+
+SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
+ENABLED = {"delta.enableDeletionVectors": "true"}
+DV_PROTOCOL = Protocol(3, 7, ("deletionVectors",), ("deletionVectors",))
+
+
+def _dv_table(root: Path, configuration: dict[str, str]) -> DeltaLog:
+    log = DeltaLog(str(root))
+    OptimisticTransaction(log).commit([DV_PROTOCOL, Metadata("t", SCHEMA, (), configuration)])
+    OptimisticTransaction(log).commit([_add("a.parquet", 4)])
+    return log
+
+
+def _dv_update(stats: str | None) -> list[Action]:
+    old = _add("a.parquet", 4)
+    dv = dvs.inline_deletion_vector({1})
+    return [rewrite.remove(old, 5), replace(old, deletion_vector=dv, stats=stats)]
+
+
+@pytest.mark.rules("DV.ADD_CHECKS")
+@pytest.mark.parametrize(
+    ("configuration", "stats", "refused"),
+    [
+        ({}, '{"numRecords":4,"tightBounds":false}', errors.DeletionVectorsDisallowedError),
+        (ENABLED, '{"tightBounds":false}', errors.DeletionVectorMissingNumRecordsError),
+        (ENABLED, None, errors.DeletionVectorMissingNumRecordsError),
+        (ENABLED, '{"numRecords":4,"tightBounds":true}', errors.DeletionVectorTightBoundsError),
+    ],
+    ids=["not-enabled", "no-num-records", "no-stats", "tight-bounds"],
+)
+def test_a_bad_deletion_vector_add_is_refused_naming_table_version_and_file(
+    tmp_path: Path, configuration: dict[str, str], stats: str | None, refused: type[Exception]
+) -> None:
+    log = _dv_table(tmp_path, configuration)
+    with pytest.raises(refused) as raised:
+        OptimisticTransaction(log).commit(_dv_update(stats), Operation("DELETE"))
+    error = raised.value
+    assert isinstance(error, errors.DeltaError)
+    assert (error.table, error.version, error.file) == (str(tmp_path), 2, "a.parquet")
+    assert log.snapshot().version == 1  # nothing written
+
+
+@pytest.mark.rules("DV.ADD_CHECKS")
+def test_a_well_formed_deletion_vector_add_commits(tmp_path: Path) -> None:
+    log = _dv_table(tmp_path, {"delta.enableDeletionVectors": "true"})
+    OptimisticTransaction(log).commit(
+        _dv_update('{"numRecords":4,"tightBounds":false}'), Operation("DELETE")
+    )
+    (live,) = log.snapshot().files.values()
+    assert live.deletion_vector is not None and live.deletion_vector.cardinality == 1
+    # tight bounds are refused for DML only
+    OptimisticTransaction(log).commit(
+        _dv_update('{"numRecords":4,"tightBounds":true}'), Operation("OPTIMIZE")
+    )
