@@ -85,11 +85,12 @@ class DeletionVectorChanges:
     vectors_removed: int = 0
     files_removed: int = 0
 
-    def metrics(self) -> dict[str, str]:
+    def metrics(self, prefix: str = "num") -> dict[str, str]:
+        """The vector counts as operation metrics (MERGE names them ``numTarget...``)."""
         return {
-            "numDeletionVectorsAdded": str(self.vectors_added),
-            "numDeletionVectorsUpdated": str(self.vectors_updated),
-            "numDeletionVectorsRemoved": str(self.vectors_removed),
+            f"{prefix}DeletionVectorsAdded": str(self.vectors_added),
+            f"{prefix}DeletionVectorsUpdated": str(self.vectors_updated),
+            f"{prefix}DeletionVectorsRemoved": str(self.vectors_removed),
         }
 
 

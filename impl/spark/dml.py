@@ -551,6 +551,6 @@ def merge(
         changes = dvs.mark_deleted(root, hit, marked, now)
         removes, adds = list(changes.removes), [*changes.adds, *adds]
         metrics = {**metrics, "numTargetFilesRemoved": str(changes.files_removed)}
-        metrics |= changes.metrics()
+        metrics |= changes.metrics("numTarget")
     parameters = kinds.parameters(spark, parsed)
     return _commit(txn, "MERGE", parameters, metrics, removes, adds, before_commit)
