@@ -1,16 +1,27 @@
-"""Deletion vectors (PROTOCOL.md "Deletion Vector Format"): which rows of a data file a DV
-removes. Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i``
-(inline, Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
+"""Deletion vectors (PROTOCOL.md "Deletion Vector Format", spec/deletion-vectors.md): which rows
+of a data file a DV removes, how a DV is written, and the checks on every add carrying one.
+Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i`` (inline,
+Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
+import zlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from deltaspec.impl.actions import DeletionVector
+from deltaspec.impl import errors
+from deltaspec.impl.actions import Action, AddFile, DeletionVector, Metadata
 from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
 from deltaspec.impl.table import paths
+from deltaspec.impl.table.releases import Profile
+from deltaspec.rules import rule
+
+if TYPE_CHECKING:
+    from deltaspec.impl.txn.prepare import Preparing
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
@@ -28,6 +39,21 @@ def z85_decode(text: str) -> bytes:
             value = value * 85 + _Z85_INDEX[char]
         out += value.to_bytes(4, "big")
     return bytes(out)
+
+
+def z85_encode(data: bytes) -> str:
+    """Z85 of ``data`` zero-padded to a multiple of 4 bytes (a reader cuts an inline DV back to
+    ``sizeInBytes``)."""
+    padded = data + b"\0" * (-len(data) % 4)
+    out: list[str] = []
+    for start in range(0, len(padded), 4):
+        value = int.from_bytes(padded[start : start + 4], "big")
+        chunk = []
+        for _ in range(5):
+            value, digit = divmod(value, 85)
+            chunk.append(_Z85[digit])
+        out.extend(reversed(chunk))
+    return "".join(out)
 
 
 def _roaring32(data: bytes, pos: int) -> tuple[list[int], int]:
@@ -126,3 +152,129 @@ def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
             table=str(root),
         )
     return rows
+
+
+_NO_RUN_COOKIE = 12346
+_ARRAY_LIMIT = 4096
+DV_FILE_FORMAT_VERSION = 1
+"""The first byte of a ``deletion_vector_<uuid>.bin`` file."""
+
+
+def _roaring32_bytes(values: list[int]) -> bytes:
+    """The portable 32-bit RoaringBitmap of sorted, distinct ``values``: no run containers, an
+    array container up to 4096 values, a bitmap container above."""
+    containers: dict[int, list[int]] = {}
+    for value in values:
+        containers.setdefault(value >> 16, []).append(value & 0xFFFF)
+    header = struct.pack("<II", _NO_RUN_COOKIE, len(containers))
+    bodies: list[bytes] = []
+    for key, lows in containers.items():
+        header += struct.pack("<HH", key, len(lows) - 1)
+        if len(lows) <= _ARRAY_LIMIT:
+            bodies.append(struct.pack(f"<{len(lows)}H", *lows))
+        else:
+            words = [0] * 1024
+            for low in lows:
+                words[low >> 6] |= 1 << (low & 63)
+            bodies.append(struct.pack("<1024Q", *words))
+    offset = len(header) + 4 * len(containers)
+    for body in bodies:
+        header += struct.pack("<I", offset)
+        offset += len(body)
+    return header + b"".join(bodies)
+
+
+def serialize_rows(rows: Iterable[int]) -> bytes:
+    """Delta's serialised DV of ``rows`` (the inverse of :func:`roaring_array`): the magic number,
+    then a portable 64-bit RoaringBitmap (bucket count, then per bucket its key and a 32-bit
+    bitmap)."""
+    buckets: dict[int, list[int]] = {}
+    for row in sorted(set(rows)):
+        if row < 0:
+            raise ValueError(f"a deletion vector holds row indexes >= 0, not {row}")
+        buckets.setdefault(row >> 32, []).append(row & 0xFFFFFFFF)
+    out = struct.pack("<iQ", _DV_MAGIC, len(buckets))
+    for key, values in buckets.items():
+        out += struct.pack("<I", key) + _roaring32_bytes(values)
+    return out
+
+
+def inline_deletion_vector(rows: set[int]) -> DeletionVector:
+    """Storage type ``i``: the serialised DV itself, Z85-encoded, in the log."""
+    blob = serialize_rows(rows)
+    return DeletionVector("i", z85_encode(blob), len(blob), len(rows), None, max(rows))
+
+
+def write_deletion_vectors(root: str, row_sets: list[set[int]]) -> list[DeletionVector]:
+    """Storage type ``u``: every set of ``row_sets`` in one new ``deletion_vector_<uuid>.bin``
+    at the table root (PROTOCOL.md "Deletion Vector File Storage Format": a version byte, then
+    per DV its big-endian size, the serialised DV and its big-endian CRC-32), each DV naming the
+    file by the Z85 of its UUID and its ``offset`` (the position of its size field)."""
+    file_id = uuid.uuid4()
+    content = bytearray([DV_FILE_FORMAT_VERSION])
+    vectors = []
+    for rows in row_sets:
+        blob = serialize_rows(rows)
+        vectors.append(
+            DeletionVector(
+                "u", z85_encode(file_id.bytes), len(blob), len(rows), len(content), max(rows)
+            )
+        )
+        content += struct.pack(">i", len(blob)) + blob + struct.pack(">I", zlib.crc32(blob))
+    target = Path(root) / f"deletion_vector_{file_id}.bin"
+    with open(target, "xb") as handle:  # a fresh UUID: never overwrites a file
+        handle.write(content)
+    return vectors
+
+
+def enabled_in(configuration: Mapping[str, str]) -> bool:
+    """``delta.enableDeletionVectors`` is true (the key in any case, as delta-spark matches
+    property keys)."""
+    values = [v for k, v in configuration.items() if k.lower() == "delta.enabledeletionvectors"]
+    return bool(values) and values[-1].strip().lower() == "true"
+
+
+TIGHT_BOUNDS_FORBIDDEN = frozenset({"DELETE", "UPDATE", "MERGE"})
+"""Operations whose deletion-vector adds must say ``tightBounds: false`` (DV.ADD_CHECKS)."""
+
+
+def _refused(
+    kind: type[errors.CommitValidationError], txn: Preparing, add: AddFile, why: str
+) -> errors.CommitValidationError:
+    return kind(
+        f"{add.path} carries a deletion vector but {why}",
+        table=txn.table,
+        version=txn.version,
+        file=add.path,
+    )
+
+
+@rule("DV.ADD_CHECKS")
+def check_deletion_vector_adds(
+    txn: Preparing, actions: list[Action], profile: Profile
+) -> list[Action]:
+    """Every add with a deletion vector: the table enables deletion vectors, its stats give
+    ``numRecords``, and for DELETE, UPDATE and MERGE they say ``tightBounds: false``; else a
+    typed error naming the table, the version and the file."""
+    with_dv = [a for a in actions if isinstance(a, AddFile) and a.deletion_vector is not None]
+    if not with_dv or not profile.has("deletion_vector_add_checks"):
+        return actions
+    metadata = next((a for a in actions if isinstance(a, Metadata)), txn.read_metadata)
+    if metadata is None or not enabled_in(metadata.configuration):
+        raise _refused(
+            errors.DeletionVectorsDisallowedError,
+            txn,
+            with_dv[0],
+            "the table does not set delta.enableDeletionVectors=true",
+        )
+    for add in with_dv:
+        stats = json.loads(add.stats) if add.stats else {}
+        if not isinstance(stats, dict) or stats.get("numRecords") is None:
+            raise _refused(
+                errors.DeletionVectorMissingNumRecordsError, txn, add, "its stats lack numRecords"
+            )
+        if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:
+            raise _refused(
+                errors.DeletionVectorTightBoundsError, txn, add, "its stats claim tight bounds"
+            )
+    return actions

@@ -218,6 +218,24 @@ class RowIdAssignmentWithoutStatsError(CommitValidationError):
     kind = "ROW_ID_ASSIGNMENT_WITHOUT_STATS"
 
 
+class DeletionVectorsDisallowedError(CommitValidationError):
+    """DV.ADD_CHECKS: an add with a deletion vector on a table that does not enable them."""
+
+    kind = "DELETION_VECTORS_DISALLOWED"
+
+
+class DeletionVectorMissingNumRecordsError(CommitValidationError):
+    """DV.ADD_CHECKS: an add with a deletion vector whose stats give no ``numRecords``."""
+
+    kind = "DELETION_VECTOR_MISSING_NUM_RECORDS"
+
+
+class DeletionVectorTightBoundsError(CommitValidationError):
+    """DV.ADD_CHECKS: a DELETE, UPDATE or MERGE add with a deletion vector and tight bounds."""
+
+    kind = "DELETION_VECTOR_TIGHT_BOUNDS"
+
+
 class InvalidCommitActionError(CommitValidationError):
     """An action this implementation's own reader would refuse (TXN.WRITE_BOUNDARY): nothing is
     committed that the log could not be read back from."""

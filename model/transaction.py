@@ -20,6 +20,7 @@ from deltaspec.model.actions import (
     as_dict,
     is_file_action,
 )
+from deltaspec.model.deletion_vectors import check_deletion_vector_adds
 from deltaspec.model.isolation import IsolationLevel, isolation_level
 from deltaspec.model.outcomes import ErrorKind
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
@@ -353,6 +354,7 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,
+        check_deletion_vector_adds,
         assign_fresh_row_ids,
         assign_default_row_commit_versions,
     )

@@ -267,6 +267,13 @@ TRANSACTION: tuple[Mutant, ...] = (
        "return lower_reader", SURVIVES, "vectors"),
     _m("downgrade-by-versions-only", "with table features, dropping a feature is no downgrade",
        "table.features:is_downgrade", "if feature_based:", "if False:", SURVIVES, "vectors"),
+    _m("dv-enable-flag-ignored", "a deletion vector is added to a table that does not enable "
+       "them", "DV.ADD_CHECKS", "if metadata is None or not enabled_in(metadata.configuration):",
+       "if False:", SURVIVES, "vectors"),
+    _m("dv-tight-bounds-unchecked", "a DML add with a deletion vector may claim tight bounds",
+       "DV.ADD_CHECKS",
+       'if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:',
+       "if False:", SURVIVES, "vectors"),
 )  # fmt: skip
 
 LOG: tuple[Mutant, ...] = (
@@ -543,6 +550,14 @@ SPARK: tuple[Mutant, ...] = (
     _spark("stream-batch-version-off-by-one", "foreachBatch writes batch n as txnVersion n + 1",
            "spark.streaming:idempotent_writer",
            "txnVersion=batch_id,", "txnVersion=batch_id + 1,"),
+    _spark("dv-old-rows-dropped", "a new deletion vector forgets the rows the file's old vector "
+           "marked", "DV.WRITE",
+           "union = {f.path: old[f.path] | marked[f.path] for f in hit}",
+           "union = {f.path: set(marked[f.path]) for f in hit}"),
+    _spark("dv-emptied-file-kept", "a file whose every row is deleted is kept with a full "
+           "deletion vector instead of removed", "DV.WRITE",
+           "len(union[f.path]) >= (stats.num_records(f.stats) or 0)",
+           "len(union[f.path]) > (stats.num_records(f.stats) or 0)"),
 )  # fmt: skip
 
 CATALOG: tuple[Mutant, ...] = (

@@ -3,6 +3,7 @@ it returns what it observed beyond the table itself (compared too)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,63 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     return {}
 
 
+_DV = "delta.enableDeletionVectors"
+
+
+def deletion_vectors_seen(root: str) -> list[list[tuple[str, str, int]]]:
+    """Per commit, the deletion vectors its adds carry: (path, storage type, cardinality), the
+    part of DV.WRITE both engines must agree on (ids and offsets differ by design)."""
+    seen = []
+    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
+        adds = [json.loads(line).get("add") for line in commit.read_text().splitlines()]
+        vectors = [(a["path"], a["deletionVector"]) for a in adds if a and a.get("deletionVector")]
+        seen.append(sorted((p, v["storageType"], v["cardinality"]) for p, v in vectors))
+    return seen
+
+
+def _dv_table(spark: SparkSession, e: Engine, root: str) -> Any:
+    rows = [(i, "a" if i % 2 else "b", f"v{i}") for i in range(10)]
+    e.write(_df(spark, rows)).mode("append").option(_DV, "true").save(root)
+    return e.table.forPath(spark, root)
+
+
+def _vector_shape(root: str) -> list[list[tuple[str, int]]]:
+    """deletion_vectors_seen without the data file names (they differ between engines)."""
+    return [[(kind, n) for _, kind, n in commit] for commit in deletion_vectors_seen(root)]
+
+
+def dv_delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """DV.WRITE: a DELETE marks rows, a second one merges its rows into the vector, a third
+    that empties the first file removes it (the second file keeps its rows)."""
+    table = _dv_table(spark, e, root)
+    e.write(_df(spark, [(20, "c", "w"), (21, "c", "x")])).mode("append").save(root)
+    table.delete("id = 2")
+    table.delete("id = 3 OR id = 5")
+    table.delete("id < 10")
+    return {"vectors": _vector_shape(root)}
+
+
+def dv_update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    table = _dv_table(spark, e, root)
+    table.update("id < 3", {"v": "'low'"})
+    table.update("id = 1", {"v": "'one'"})
+    return {"vectors": _vector_shape(root)}
+
+
+def dv_merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    table = _dv_table(spark, e, root)
+    source = _df(spark, [(1, "a", "new"), (2, "b", "gone"), (50, "b", "ins")])
+    (
+        table.alias("t")
+        .merge(source.alias("s"), "t.id = s.id")
+        .whenMatchedDelete(condition="s.v = 'gone'")
+        .whenMatchedUpdate(set={"v": "s.v"})
+        .whenNotMatchedInsertAll()
+        .execute()
+    )
+    return {"vectors": _vector_shape(root)}
+
+
 SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
     f.__name__: f
     for f in (
@@ -195,6 +253,9 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         history,
         time_travel,
         streaming,
+        dv_delete,
+        dv_update,
+        dv_merge,
     )
 }
 

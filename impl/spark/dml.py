@@ -21,9 +21,10 @@ from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, AddFile, RemoveFile
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, manifest, rewrite, stats
+from deltaspec.impl.spark import deletion_vectors as dvs
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import MultipleSourceRowMatchError, UnresolvedColumnError
-from deltaspec.impl.spark.read import FILE_COLUMN, scan, table_schema
+from deltaspec.impl.spark.read import FILE_COLUMN, ROW_INDEX_COLUMN, scan, table_schema
 from deltaspec.impl.spark.write import assert_removable, require_writable, write_data
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -155,6 +156,8 @@ def delete(
     rewritten = False  # delta-spark's rewrite path tombstones scanned files, which carry no stats
     if parsed is None or (parsed.exact and parsed.only_over(snapshot.metadata.partition_columns)):
         gone, kept = read.files, []  # whole files, no rewrite (metadata-only delete)
+    elif dvs.enabled(snapshot):
+        return _delete_by_vectors(spark, txn, read, parsed.sql, now, before_commit)
     else:
         gone = rewrite.touched(spark, root, snapshot, read.files, parsed.sql)
         kept = rewrite.rewrite_without(spark, root, snapshot, gone, parsed.sql)
@@ -168,6 +171,33 @@ def delete(
     }
     parameters = {"predicate": read.predicate}
     return _commit(txn, "DELETE", parameters, metrics, removes, kept, before_commit)
+
+
+def _delete_by_vectors(
+    spark: SparkSession,
+    txn: OptimisticTransaction,
+    read: _Read,
+    sql: str,
+    now: int,
+    before_commit: Callable[[], None] | None,
+) -> DmlResult:
+    """DELETE on a table with deletion vectors enabled: matching rows marked, no file
+    rewritten (DV.WRITE)."""
+    assert txn.snapshot is not None
+    root = txn.log.table_path
+    marked = dvs.marked_rows(spark, root, txn.snapshot, read.files, rewrite.matches(sql))
+    changes = dvs.mark_deleted(root, read.files, marked, now)
+    metrics = {
+        "numRemovedFiles": str(changes.files_removed),
+        "numRemovedBytes": "0",
+        "numAddedFiles": "0",
+        "numAddedBytes": "0",
+        "numCopiedRows": "0",
+        "numDeletedRows": str(changes.deleted_rows),
+        **changes.metrics(),
+    }
+    parameters = {"predicate": read.predicate}
+    return _commit(txn, "DELETE", parameters, metrics, changes.removes, changes.adds, before_commit)
 
 
 def _update_targets(
@@ -226,14 +256,44 @@ def update(
     else:
         hit = rewrite.touched(spark, root, snapshot, read.files, condition)
         matched = rewrite.matches(condition)
+    parameters = {"predicate": read.predicate}
+    if dvs.enabled(snapshot) and hit:
+        changed = _update_by_vectors(spark, root, snapshot, hit, targets, matched, now)
+        return _commit(txn, "UPDATE", parameters, changed[2], *changed[:2], before_commit)
     adds: list[AddFile] = []
     if hit:
         rows = scan(spark, root, snapshot, hit)
         adds = write_data(_updated(rows, snapshot, targets, matched), root, snapshot.metadata)
     removes = [rewrite.remove(f, now) for f in hit]
-    parameters = {"predicate": read.predicate}
     metrics = _file_metrics(hit, adds)
     return _commit(txn, "UPDATE", parameters, metrics, removes, adds, before_commit)
+
+
+def _update_by_vectors(
+    spark: SparkSession,
+    root: str,
+    snapshot: Snapshot,
+    hit: Sequence[AddFile],
+    targets: Mapping[str, str],
+    matched: Column,
+    now: int,
+) -> tuple[list[RemoveFile], list[AddFile], dict[str, str]]:
+    """UPDATE with deletion vectors (DV.WRITE): the matched rows marked deleted in their files
+    and written, updated, to new files."""
+    rows = scan(spark, root, snapshot, hit).where(matched)
+    written = write_data(_updated(rows, snapshot, targets, F.lit(True)), root, snapshot.metadata)
+    changes = dvs.mark_deleted(root, hit, dvs.marked_rows(spark, root, snapshot, hit, matched), now)
+    adds = [*changes.adds, *written]
+    metrics = {
+        "numRemovedFiles": str(len(hit)),
+        "numRemovedBytes": "0",
+        "numAddedFiles": str(len(written)),
+        "numAddedBytes": str(sum(a.size for a in written)),
+        "numCopiedRows": "0",
+        "numUpdatedRows": str(changes.deleted_rows),
+        **changes.metrics(),
+    }
+    return list(changes.removes), adds, metrics
 
 
 @dataclass(frozen=True)
@@ -344,6 +404,8 @@ class _MergeFrames:
     s: str
     names: list[str]
     types: dict[str, Any]
+    marked: dict[str, set[int]] | None = None
+    """With deletion vectors: filled with the target rows a clause changed, per file."""
 
 
 def _merge_read(
@@ -394,11 +456,16 @@ def _merge_rewrite(
         return hit, None
     rows = rows.where(F.col(f"{t}.{FILE_COLUMN}").isin(sorted(touched_paths)))
     values = {n: F.col(f"{t}.`{n}`") for n in names}
-    keep_matched, _ = _apply(clauses.matched, is_match, values, names, s)
-    keep_unmatched, _ = _apply(clauses.by_source, ~is_match, values, names, s)
-    output = rows.where(keep_matched & keep_unmatched).select(
-        *(values[n].cast(frames.types[n]).alias(n) for n in names)
-    )
+    keep_matched, handled_matched = _apply(clauses.matched, is_match, values, names, s)
+    keep_unmatched, handled_unmatched = _apply(clauses.by_source, ~is_match, values, names, s)
+    kept = keep_matched & keep_unmatched
+    if frames.marked is not None:  # deletion vectors: only the changed rows are written
+        changed = handled_matched | handled_unmatched
+        marked = rows.where(changed).select(f"{t}.{FILE_COLUMN}", f"{t}.{ROW_INDEX_COLUMN}")
+        for path, index in marked.collect():
+            frames.marked.setdefault(path, set()).add(int(index))
+        kept = kept & changed
+    output = rows.where(kept).select(*(values[n].cast(frames.types[n]).alias(n) for n in names))
     return hit, output
 
 
@@ -462,13 +529,15 @@ def merge(
     parsed = conditions.parse(spark, on, names, table=root)
     kinds = _MergeClauses.of(clauses)
     read = _merge_read(txn, parsed, t, kinds)
+    by_vectors = dvs.enabled(snapshot)
     target = (
-        scan(spark, root, snapshot, read, with_file=True)
+        scan(spark, root, snapshot, read, with_file=True, with_row_index=by_vectors)
         .withColumn("__deltaspec_row", F.monotonically_increasing_id())
         .alias(t)
     )
     flagged_source = source.withColumn("__deltaspec_source", F.lit(True)).alias(s)
-    frames = _MergeFrames(target, flagged_source, on, t, s, names, types)
+    marked: dict[str, set[int]] | None = {} if by_vectors else None
+    frames = _MergeFrames(target, flagged_source, on, t, s, names, types, marked)
     hit: list[AddFile] = []
     output: DataFrame | None = None
     if (kinds.matched or kinds.by_source) and read:
@@ -477,6 +546,11 @@ def merge(
         output = piece if output is None else output.unionByName(piece)
     adds = [] if output is None else write_data(output, root, snapshot.metadata)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
-    parameters = kinds.parameters(spark, parsed)
     metrics = _merge_metrics(hit, adds)
+    if marked is not None:  # DV.WRITE: the changed rows marked, their files kept
+        changes = dvs.mark_deleted(root, hit, marked, now)
+        removes, adds = list(changes.removes), [*changes.adds, *adds]
+        metrics = {**metrics, "numTargetFilesRemoved": str(changes.files_removed)}
+        metrics |= changes.metrics("numTarget")
+    parameters = kinds.parameters(spark, parsed)
     return _commit(txn, "MERGE", parameters, metrics, removes, adds, before_commit)

@@ -27,6 +27,7 @@ from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import InvalidOptionError
 
 FILE_COLUMN = "__deltaspec_file"
+ROW_INDEX_COLUMN = "__deltaspec_row_index"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _GLOB = re.compile(r"([\\*?\[\]{}])")
 
@@ -66,9 +67,11 @@ def scan(
     files: Sequence[AddFile] | None = None,
     *,
     with_file: bool = False,
+    with_row_index: bool = False,
 ) -> DataFrame:
     """The rows of ``files`` (default: every live file) with partition values from the log;
-    ``with_file`` adds FILE_COLUMN holding each row's ``add.path``."""
+    ``with_file`` adds FILE_COLUMN holding each row's ``add.path``, ``with_row_index``
+    ROW_INDEX_COLUMN holding its index in the file (what a deletion vector marks)."""
     chosen = list(snapshot.files.values()) if files is None else list(files)
     _require_readable(snapshot)
     root = os.path.abspath(root)
@@ -79,13 +82,16 @@ def scan(
     names = [f.name for f in full.fields]
     if not chosen:
         extra = [StructField(FILE_COLUMN, StringType())] if with_file else []
+        extra += [StructField(ROW_INDEX_COLUMN, LongType())] if with_row_index else []
         return spark.createDataFrame([], StructType(list(full.fields) + extra))
     paths = [file_path(root, add) for add in chosen]
     data = spark.read.schema(data_schema).parquet(*(_GLOB.sub(r"\\\1", p) for p in paths))
     with_dv = [(path, add) for path, add in zip(paths, chosen, strict=True) if add.deletion_vector]
-    if not partition_columns and not with_file and not with_dv:
+    if not partition_columns and not with_file and not with_row_index and not with_dv:
         return data.select(*names)
     data = data.withColumn("__key", _spark_file_key())
+    if with_row_index:
+        data = data.withColumn(ROW_INDEX_COLUMN, F.col("_metadata.row_index"))
     if with_dv:
         data = _drop_deleted_rows(spark, root, data, with_dv)
     mapping_schema = StructType(
@@ -103,7 +109,8 @@ def scan(
         *(F.col(f"__p{i}").cast(types[c]).alias(c) for i, c in enumerate(partition_columns)),
     )
     joined = data.join(F.broadcast(mapping), "__key")
-    return joined.select(*names, *([FILE_COLUMN] if with_file else []))
+    columns = [*names, *([FILE_COLUMN] if with_file else [])]
+    return joined.select(*columns, *([ROW_INDEX_COLUMN] if with_row_index else []))
 
 
 def _drop_deleted_rows(

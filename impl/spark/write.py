@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
 from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.spark import deletion_vectors as dvs
 from deltaspec.impl.spark import files, manifest, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
 from deltaspec.impl.spark.errors import (
@@ -229,6 +230,8 @@ def commit_write(
     delta-spark's WriteIntoDelta records it."""
     actions: list[Action] = []
     if metadata is not None:
+        if txn.read_version < 0:
+            actions.append(dvs.created_protocol(metadata.configuration, Protocol(1, 2)))
         actions.append(metadata)
     actions.extend(adds)
     actions.extend(removes)
@@ -288,7 +291,7 @@ def create_table(
         created_time=txn.clock(),
     )
     checks = any(k.startswith("delta.constraints.") for k in config)
-    table_protocol = Protocol(1, 3 if checks else 2)
+    table_protocol = dvs.created_protocol(config, Protocol(1, 3 if checks else 2))
     operation = Operation(
         "CREATE TABLE",
         {

@@ -23,6 +23,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
+from deltaspec.impl.deletion_vectors import check_deletion_vector_adds
 from deltaspec.impl.snapshot import Snapshot
 from deltaspec.impl.table import features as protocol
 from deltaspec.impl.table.releases import Profile
@@ -202,6 +203,7 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,
+        check_deletion_vector_adds,
         assign_fresh_row_ids,
         assign_default_row_commit_versions,
     )
