@@ -279,3 +279,28 @@ def test_the_spark_path_honours_only_features_the_commit_path_keeps() -> None:
     from deltaspec.impl.table.features import SPARK_PATH_WRITER_FEATURES, WRITER_FEATURES
 
     assert SPARK_PATH_WRITER_FEATURES < WRITER_FEATURES
+
+
+@pytest.mark.rules("TXN.READ_VERSION_RETAINED")
+def test_a_writer_whose_read_version_was_cleaned_up_writes_nothing(tmp_path: Path) -> None:
+    """Commits 0 and 1 are gone behind checkpoint 2 (what log cleanup leaves): a writer that read
+    version 0 is refused before its put-if-absent of version 1, which would succeed unseen; a
+    writer that read version 2 commits 3."""
+    from deltaspec.impl import checkpoint
+
+    log = DeltaLog(str(tmp_path))
+    schema = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
+    create = [Protocol(1, 2), Metadata("t", schema, (), {}), AddFile("a", {}, 1, 0, True)]
+    OptimisticTransaction(log).commit(create, Operation("CREATE TABLE"))
+    stale = OptimisticTransaction(log)
+    for name in ("b", "c"):
+        OptimisticTransaction(log).commit([AddFile(name, {}, 1, 0, True)])
+    checkpoint.checkpoint_version(log, 2, now_ms=0)
+    for version in (0, 1):
+        (tmp_path / "_delta_log" / commit_name(version)).unlink()
+    with pytest.raises(errors.VersionNotFoundError, match="no longer in the log") as refused:
+        stale.commit([AddFile("d", {}, 1, 0, True)])
+    assert refused.value.version == 1 and refused.value.file == commit_name(0)
+    assert not (tmp_path / "_delta_log" / commit_name(1)).exists()
+    fresh = OptimisticTransaction(DeltaLog(str(tmp_path)))
+    assert fresh.commit([AddFile("e", {}, 1, 0, True)]) == 3
