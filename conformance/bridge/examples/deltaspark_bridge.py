@@ -83,6 +83,7 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
 )
 SQL_TYPES = {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}
 COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
+COMMIT_FILE = re.compile(r"^\d{20}\.json$")
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(\.\d+\.\d+|\.[0-9a-f-]+)?\.parquet$")
 
 
@@ -444,7 +445,43 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
     }
 
 
-def failure_outcome(error: Exception, read_version: int) -> dict[str, Any]:
+def commit_infos(log: Path, after: int) -> list[tuple[int, dict[str, Any]]]:
+    """The commitInfo of each commit after version `after` in `log`, by version."""
+    found = []
+    for path in sorted(log.glob("*.json")):
+        if not COMMIT_FILE.match(path.name) or int(path.name[:20]) <= after:
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if '"commitInfo"' in line:
+                found.append((int(path.name[:20]), json.loads(line)["commitInfo"]))
+    return found
+
+
+def winner_version(text: str, log: Path, read_version: int) -> int:
+    """The winning commit a delta-spark conflict message names (scenarios.md `winner`).
+
+    The message prints the winner's commitInfo after "Conflicting commit:", with its version only
+    when the winner's commitInfo carries one; otherwise the commitInfo is looked up in the log
+    (its txnId, else the whole object). A winner without a commitInfo falls back to the first
+    version after the read."""
+    stated = re.search(r"committed at version (\d+)", text) or re.search(
+        r'"version"\s*:\s*(\d+)', text
+    )
+    if stated:
+        return int(stated.group(1))
+    quoted = re.search(r"Conflicting commit: (\{.*\})\s*$", text, re.MULTILINE)
+    if quoted:
+        with contextlib.suppress(ValueError):
+            info = json.loads(quoted.group(1))
+            for version, candidate in commit_infos(log, read_version):
+                if candidate == info or (
+                    info.get("txnId") is not None and candidate.get("txnId") == info["txnId"]
+                ):
+                    return version
+    return read_version + 1
+
+
+def failure_outcome(error: Exception, read_version: int, log: Path) -> dict[str, Any]:
     """A delta-spark exception as a conflict or error outcome of scenarios.md."""
     failure = java_failure(error)
     if failure is None:
@@ -452,10 +489,7 @@ def failure_outcome(error: Exception, read_version: int) -> dict[str, Any]:
     names, text = failure
     conflict = next((CONFLICTS[n] for n in names if n in CONFLICTS), None)
     if conflict is not None:
-        found = re.search(r"committed at version (\d+)", text) or re.search(
-            r'"version"\s*:\s*(\d+)', text
-        )
-        winner = int(found.group(1)) if found else read_version + 1
+        winner = winner_version(text, log, read_version)
         return {"conflict": conflict, "winner": winner, "message": text[:2000]}
     kind = classify(text, ERRORS) or names[0]
     return {"error": kind, "message": text[:2000]}
@@ -571,7 +605,8 @@ class Table:
             else:
                 version = int(writer.txn.commit(actions, op))
         except Exception as error:
-            writer.outcome = failure_outcome(error, int(writer.txn.readVersion()))
+            read_version = int(writer.txn.readVersion())
+            writer.outcome = failure_outcome(error, read_version, self.root / "_delta_log")
             return writer.outcome
         writer.outcome = {"skipped": True} if version is None else self.committed(version)
         return writer.outcome
