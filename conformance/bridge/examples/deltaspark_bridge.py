@@ -68,6 +68,8 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
     ("PROTOCOL_DOWNGRADE", "PROTOCOL_DOWNGRADE"),
     ("DUPLICATE_DOMAIN_METADATA", "DUPLICATE_DOMAIN_METADATA"),
     ("DOMAIN_METADATA_NOT_SUPPORTED", "DOMAIN_METADATA_UNSUPPORTED"),
+    ("INVALID_ISOLATION_LEVEL", "INVALID_ISOLATION_LEVEL"),
+    ("INVALID_TABLE_PROPERTY", "INVALID_TABLE_PROPERTY"),
 )
 READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vectors.md kind
     ("VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
