@@ -195,6 +195,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _check_data_path(line: Json) -> None:
+    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must decode, have no
+    ``..`` segment and name neither the root nor a file of ``_delta_log``; otherwise the load is
+    refused. Absolute paths (and other schemes) are left to the engines: judging them needs the
+    table's location, which a log vector does not fix."""
+    from urllib.parse import unquote
+
+    for key in ("add", "remove"):
+        body = line.get(key)
+        if not isinstance(body, dict) or not isinstance(body.get("path"), str):
+            continue
+        path = body["path"]
+        if path.startswith("/") or ":" in path.split("/")[0]:
+            continue
+        segments = [s for s in unquote(path).split("/") if s not in ("", ".")]
+        if (
+            _ESCAPE.search(path)
+            or "\0" in unquote(path)
+            or ".." in segments
+            or not segments
+            or segments[0] == "_delta_log"
+        ):
+            raise ReadFailure("UNSAFE_PATH", f"{key}.path {path!r} names no file of the table")
+
+
 def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     import pyarrow.parquet as pq
 
@@ -203,6 +231,7 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     actions = []
     for path in paths:
         for row in pq.read_table(path).to_pylist():
+            _check_data_path({k: _plain(v) for k, v in row.items() if v is not None})
             for key, body in row.items():
                 if body is not None:
                     found = read_log_action({key: _plain(body)}, snapshot)
@@ -221,7 +250,9 @@ def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            found = read_log_action(json.loads(line), snapshot)
+            decoded = json.loads(line)
+            _check_data_path(decoded)
+            found = read_log_action(decoded, snapshot)
             if found is not None:
                 actions.append(found)
     return apply_commit(snapshot, Commit(version, tuple(actions)))

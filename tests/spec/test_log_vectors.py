@@ -67,17 +67,13 @@ NO_VECTOR_YET = {
     # The reliability rules that landed with the hostile-input work. Each is checked on real files
     # by tests/test_reliability_*.py; a language-neutral vector needs the log-vector format to
     # express special files (symlinks, FIFOs), races with cleanup, or writer-side refusals.
-    "PATH.DATA_FILE": "an add.path leaving the root or entering _delta_log: a log vector to add",
     "PATH.NO_SYMLINKS": "needs a symlink inside the table: the format has no such entry yet",
     "PATH.REGULAR_FILES": "needs a FIFO or device at a log name: the format has none yet",
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
-    "SNAPSHOT.CANONICAL_PATH": "./d/x and d/x as one live file: a log vector to add",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
-    "TXN.TABLE_PROPERTIES": "an invalid delta.isolationLevel refused at commit: a vector to add",
     "TXN.WRITE_BOUNDARY": "a writer staging what its reader refuses: a vector to add",
     "CHECKSUM.WRITE": "a checksum file's contents: the vector formats have no crc field yet",
-    "CHECKSUM.VERIFY": "a corrupt checksum file: the vector formats have no crc field yet",
     "ICT.TIME_TRAVEL": "time travel by timestamp: no vector step reads by timestamp yet",
 }
 
