@@ -36,6 +36,15 @@ class ImplReader:
         except DeltaError as error:
             raise ReadFailure(error.kind, str(error)) from error
 
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        from deltaspec.impl.history import version_at
+
+        try:
+            log = DeltaLog(str(root))
+            return snapshot_json(log.snapshot(version_at(log, timestamp)))
+        except DeltaError as error:
+            raise ReadFailure(error.kind, str(error)) from error
+
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         try:
             return scan(DeltaLog(str(root)).snapshot(version), root)
@@ -64,6 +73,19 @@ class DeltaRsReader:
             "partition_columns": list(metadata.partition_columns),
             "protocol": protocol_json(table.protocol()),
         }
+
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        import datetime
+
+        import deltalake
+
+        moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.UTC)
+        try:
+            table = deltalake.DeltaTable(str(root))
+            table.load_as_version(moment)
+        except Exception as error:
+            raise ReadFailure(_deltars_kind(error), str(error)) from error
+        return self.read(root, table.version())
 
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         import deltalake
@@ -136,6 +158,25 @@ class ModelReader:
         except ValueError as error:
             raise ReadFailure("MISSING_PROTOCOL_OR_METADATA", f"{root}: {error}") from error
         return model_json(snapshot_from_checkpoint(snapshot.version, kept, []))
+
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        """ICT.TIME_TRAVEL by the model's ``commit_timestamps`` over the listed commits, with the
+        latest metadata, at the newest release profile."""
+        from deltaspec.model.actions import Metadata
+        from deltaspec.model.profiles import profile
+        from deltaspec.model.snapshot import Snapshot
+        from deltaspec.model.timestamps import commit_timestamps, version_at
+
+        files, _ = _list_log(root / "_delta_log")
+        commits = [_read_commit(Snapshot(), v, path) for v, path in sorted(files.items())]
+        found = [a for c in commits for a in c.actions if isinstance(a, Metadata)]
+        times = commit_timestamps(commits, found[-1] if found else None, profile())
+        version = version_at(times, timestamp)
+        if version is None:
+            raise ReadFailure("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", f"{timestamp}: {times}")
+        if timestamp > times[max(times)]:
+            raise ReadFailure("TIMESTAMP_GREATER_THAN_COMMIT", f"{timestamp}: {times}")
+        return self.read(root, version)
 
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         return None
@@ -240,12 +281,12 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     return actions
 
 
-def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
+def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
+    """The model ``Commit`` of one commit file (its time: the file's modification time)."""
     import json
 
     from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
-    from deltaspec.model.snapshot import apply_commit
 
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -255,7 +296,13 @@ def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
             found = read_log_action(decoded, snapshot)
             if found is not None:
                 actions.append(found)
-    return apply_commit(snapshot, Commit(version, tuple(actions)))
+    return Commit(version, tuple(actions), int(path.stat().st_mtime * 1000))
+
+
+def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
+    from deltaspec.model.snapshot import apply_commit
+
+    return apply_commit(snapshot, _read_commit(snapshot, version, path))
 
 
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"

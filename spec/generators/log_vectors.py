@@ -299,9 +299,32 @@ def snapshot_family() -> list[Json]:
             [snapshot(v, LIVE[v]) for v in range(4)]
             + [{"version": 4, "error": "VERSION_NOT_FOUND"}],
         ),
+        ict_time_travel(),
         *path_vectors(),
         *checksum_vectors(),
     ]  # fmt: skip
+
+
+def ict_time_travel() -> Json:
+    """ICT.TIME_TRAVEL on a table with in-commit timestamps from version 0: 1000, 2000, 3000."""
+    ict = {"delta.enableInCommitTimestamps": "true"}
+    proto = protocol(1, 7, writerFeatures=["inCommitTimestamp"])
+    stamped = [{"commitInfo": {**info(op, blind)["commitInfo"], "inCommitTimestamp": ts}}
+               for op, blind, ts in (("CREATE TABLE", False, 1000), ("WRITE", True, 2000),
+                                     ("WRITE", True, 3000))]  # fmt: skip
+    return vector(
+        "snapshot/time-travel/by-in-commit-timestamp",
+        "In-commit timestamps are on from version 0 (1000, 2000, 3000 ms): a timestamp reads the "
+        "last version at or before it; one before version 0's or after the latest's fails.",
+        ["ICT.TIME_TRAVEL", "SNAPSHOT.TIME_TRAVEL"],
+        {name(0): [stamped[0], proto, metadata(ict), add("a")],
+         name(1): [stamped[1], add("b")], name(2): [stamped[2], add("c")]},
+        [{"timestamp": 1000, "expect": {"version": 0, "files": ["a"]}},
+         {"timestamp": 2500, "expect": {"version": 1, "files": ["a", "b"]}},
+         {"timestamp": 3000, "expect": {"version": 2, "files": ["a", "b", "c"]}},
+         {"timestamp": 999, "error": "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"},
+         {"timestamp": 3001, "error": "TIMESTAMP_GREATER_THAN_COMMIT"}],
+    )  # fmt: skip
 
 
 def path_vectors() -> list[Json]:
