@@ -38,7 +38,9 @@ class Server:
             return {
                 "protocol": PROTOCOL,
                 "name": "deltaspec-impl",
-                "capabilities": sorted([*(c.value for c in probe.capabilities), "read_table"]),
+                "capabilities": sorted(
+                    [*(c.value for c in probe.capabilities), "read_table", "read_table_timestamp"]
+                ),
             }
         if method == "create":
             self._close()
@@ -56,7 +58,7 @@ class Server:
             self._close()
             return None
         if method == "read_table":
-            return read_table(params["path"], params.get("version"))
+            return read_table(params["path"], params.get("version"), params.get("timestamp"))
         adapter = self.adapter
         if adapter is None:
             raise ValueError(f"{method} before create")
@@ -94,11 +96,14 @@ class Server:
         raise ValueError(f"unknown method {method!r}")
 
 
-def read_table(path: str, version: int | None) -> Any:
-    """``read_table``: the snapshot of the table at ``path``, or ``{"error": KIND, "message"}``."""
+def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:
+    """``read_table``: the snapshot of the table at ``path`` (at ``version``, or by ``timestamp``
+    when given), or ``{"error": KIND, "message"}``."""
     from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
 
     try:
+        if timestamp is not None:
+            return ImplReader().read_at_timestamp(Path(path), timestamp)
         return ImplReader().read(Path(path), version)
     except ReadFailure as failure:
         return {"error": failure.kind, "message": str(failure)}

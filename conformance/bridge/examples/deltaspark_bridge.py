@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
-CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table"]
+CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp"]
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
@@ -72,6 +72,9 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
     ("INVALID_TABLE_PROPERTY", "INVALID_TABLE_PROPERTY"),
 )
 READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vectors.md kind
+    ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
+    ("TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
+    ("URISyntaxException", "UNSAFE_PATH"),  # PATH.DATA_FILE: java.net.URI refuses the path
     ("VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
     ("STATE_RECOVER", "MISSING_PROTOCOL_OR_METADATA"),
     ("UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
@@ -697,11 +700,17 @@ class Bridge:
             self.jvm.delta.DeltaLog.clearCache()  # one DeltaLog per vector: do not keep them all
         self.table = None
 
-    def read_table(self, path: str, version: int | None) -> dict[str, Any]:
+    def read_table(
+        self, path: str, version: int | None, timestamp: int | None = None
+    ) -> dict[str, Any]:
         jvm = self.jvm
         jvm.delta.DeltaLog.clearCache()
         try:  # forTable already loads the latest snapshot: a broken log fails here
             log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
+            if timestamp is not None:  # ICT.TIME_TRAVEL: the last version at or before it
+                moment = jvm.jvm.java.sql.Timestamp(timestamp)
+                commit = log.history().getActiveCommitAtTime(moment, jvm.none(), False, True, False)
+                version = int(commit.version())
             if version is None:
                 snapshot = log.update(False, jvm.none(), jvm.none())
             elif not any((Path(path) / "_delta_log").glob("*")):
@@ -730,7 +739,7 @@ class Bridge:
         if method == "close":
             return self.close()
         if method == "read_table":
-            return self.read_table(params["path"], params.get("version"))
+            return self.read_table(params["path"], params.get("version"), params.get("timestamp"))
         if method in ("try_write", "resolve"):
             raise Unsupported("delta-spark's commit loop is not driven one attempt at a time")
         if method == "verify":
