@@ -351,6 +351,22 @@ class DeltaSparkReader:
             else:
                 self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
 
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
+        from py4j.protocol import Py4JJavaError
+
+        jvm = self.spark._jvm
+        try:
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                self.spark._jsparkSession, str(root)
+            )
+            moment = jvm.java.sql.Timestamp(timestamp)
+            none = jvm.scala.Option.empty()
+            commit = delta_log.history().getActiveCommitAtTime(moment, none, False, True, False)
+        except Py4JJavaError as error:
+            raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error
+        return self.read(root, int(commit.version()))
+
     def _snapshot_json(self, snapshot: Any) -> Json:
         from pyspark.sql import DataFrame
 
@@ -390,6 +406,9 @@ class DeltaSparkReader:
 def _deltaspark_kind(error: Any) -> str:
     text = str(error.java_exception)
     for marker, kind in (
+        ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
+        ("DELTA_TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
+        ("URISyntaxException", "UNSAFE_PATH"),
         ("DELTA_VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
         ("DELTA_TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),
         ("DELTA_STATE_RECOVER_ERROR", "MISSING_PROTOCOL_OR_METADATA"),

@@ -34,14 +34,7 @@ class Server:
 
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         if method == "hello":
-            probe = ImplAdapter(Path(tempfile.gettempdir()))
-            return {
-                "protocol": PROTOCOL,
-                "name": "deltaspec-impl",
-                "capabilities": sorted(
-                    [*(c.value for c in probe.capabilities), "read_table", "read_table_timestamp"]
-                ),
-            }
+            return hello()
         if method == "create":
             self._close()
             self.root = Path(tempfile.mkdtemp(prefix="deltaspec-bridge-"))
@@ -94,6 +87,17 @@ class Server:
             case "verify":
                 return adapter.verify()
         raise ValueError(f"unknown method {method!r}")
+
+
+def hello() -> dict[str, Any]:
+    """The ``hello`` result: the impl adapter's capabilities and the table readers'."""
+    probe = ImplAdapter(Path(tempfile.gettempdir()))
+    readers = ["read_table", "read_table_timestamp"]
+    return {
+        "protocol": PROTOCOL,
+        "name": "deltaspec-impl",
+        "capabilities": sorted([*(c.value for c in probe.capabilities), *readers]),
+    }
 
 
 def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:

@@ -72,9 +72,10 @@ NO_VECTOR_YET = {
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
-    "TXN.WRITE_BOUNDARY": "a writer staging what its reader refuses: a vector to add",
-    "CHECKSUM.WRITE": "a checksum file's contents: the vector formats have no crc field yet",
-    "ICT.TIME_TRAVEL": "time travel by timestamp: no vector step reads by timestamp yet",
+    "TXN.WRITE_BOUNDARY": "a writer-side refusal (INVALID_COMMIT_ACTION) the model does not "
+    "model (test_rule_registry): a scenario vector expecting it would fail on the oracle",
+    "CHECKSUM.WRITE": "the <v>.crc a writer leaves beside its commit: scenario vectors expect "
+    "outcomes and snapshots, not side files (CHECKSUM.VERIFY's log vector covers readers)",
 }
 
 
@@ -89,6 +90,27 @@ def test_every_rule_in_the_spec_has_a_vector(vectors):
     tested = cited_by_tests(Path(__file__).parents[1])
     for rule in NO_VECTOR_YET:
         assert rule in tested, f"{rule} has neither a vector nor a test marked with it"
+
+
+def test_a_reader_that_cannot_read_by_timestamp_skips_those_reads(vectors):
+    class VersionsOnly:
+        name = "versions-only"
+
+        def read(self, root, version):
+            return ModelReader().read(root, version)
+
+    by_time = next(v for v in vectors if v.id == "snapshot/time-travel/by-in-commit-timestamp")
+    assert run_log_vector(VersionsOnly(), by_time).verdict is Verdict.SKIPPED
+    reads = [*by_time.data["reads"], {"version": 0, "expect": {"files": ["a"]}}]
+    mixed = parse(json.dumps({**by_time.data, "reads": reads}), "memory")
+    assert run_log_vector(VersionsOnly(), mixed).verdict is Verdict.PASS
+
+
+def test_a_read_names_a_version_or_a_timestamp_not_both():
+    read = {"version": 0, "timestamp": 0, "expect": {"files": []}}
+    with pytest.raises(LogVectorError, match="schema violation"):
+        parse(json.dumps({"id": "log/x", "description": "d", "rules": ["LOG.LISTING"],
+                          "log": {}, "reads": [read]}), "memory")  # fmt: skip
 
 
 def test_a_malformed_vector_is_refused():
