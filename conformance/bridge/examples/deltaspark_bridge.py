@@ -206,6 +206,16 @@ def java_failure(error: Exception) -> tuple[list[str], str] | None:
     return names, text
 
 
+def java_causes(error: Exception) -> str:
+    """The causes of a Java exception, innermost last, for a failure's message."""
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+    found, cause = [], None if java is None else java.getCause()
+    while cause is not None and len(found) < 5:
+        found.append(str(cause.toString()))
+        cause = cause.getCause()
+    return "".join(f"\ncaused by: {c}" for c in found)
+
+
 def classify(text: str, table: tuple[tuple[str, str], ...]) -> str | None:
     return next((kind for marker, kind in table if marker.lower() in text.lower()), None)
 
@@ -438,6 +448,9 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
         if not d.removed()
     }
     txns = {t.appId(): t.version() for t in jvm.items(snapshot.setTransactions())}
+    for features in ("readerFeatures", "writerFeatures"):  # sets: sorted (spec/bridge.md)
+        if protocol.get(features) is not None:
+            protocol[features] = sorted(protocol[features])
     return {
         "version": snapshot.version(),
         "files": sorted(jvm.rows(snapshot.allFiles(), "path")),
@@ -724,7 +737,7 @@ class Bridge:
                 raise
             return {
                 "error": classify(failure[1], READ_ERRORS) or "READ_FAILED",
-                "message": failure[1][:2000],
+                "message": (failure[1] + java_causes(error))[:2000],
             }
 
     def answer(self, method: str, params: dict[str, Any]) -> Any:
