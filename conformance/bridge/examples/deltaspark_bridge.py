@@ -209,7 +209,8 @@ def java_failure(error: Exception) -> tuple[list[str], str] | None:
 def java_causes(error: Exception) -> str:
     """The causes of a Java exception, innermost last, for a failure's message."""
     java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
-    found, cause = [], None if java is None else java.getCause()
+    found: list[str] = []
+    cause = None if java is None else java.getCause()
     while cause is not None and len(found) < 5:
         found.append(str(cause.toString()))
         cause = cause.getCause()
