@@ -36,6 +36,15 @@ class ImplReader:
         except DeltaError as error:
             raise ReadFailure(error.kind, str(error)) from error
 
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        from deltaspec.impl.history import version_at
+
+        try:
+            log = DeltaLog(str(root))
+            return snapshot_json(log.snapshot(version_at(log, timestamp)))
+        except DeltaError as error:
+            raise ReadFailure(error.kind, str(error)) from error
+
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         try:
             return scan(DeltaLog(str(root)).snapshot(version), root)
@@ -64,6 +73,19 @@ class DeltaRsReader:
             "partition_columns": list(metadata.partition_columns),
             "protocol": protocol_json(table.protocol()),
         }
+
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        import datetime
+
+        import deltalake
+
+        moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.UTC)
+        try:
+            table = deltalake.DeltaTable(str(root))
+            table.load_as_version(moment)
+        except Exception as error:
+            raise ReadFailure(_deltars_kind(error), str(error)) from error
+        return self.read(root, table.version())
 
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         import deltalake
@@ -137,6 +159,25 @@ class ModelReader:
             raise ReadFailure("MISSING_PROTOCOL_OR_METADATA", f"{root}: {error}") from error
         return model_json(snapshot_from_checkpoint(snapshot.version, kept, []))
 
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        """ICT.TIME_TRAVEL by the model's ``commit_timestamps`` over the listed commits, with the
+        latest metadata, at the newest release profile."""
+        from deltaspec.model.actions import Metadata
+        from deltaspec.model.profiles import profile
+        from deltaspec.model.snapshot import Snapshot
+        from deltaspec.model.timestamps import commit_timestamps, version_at
+
+        files, _ = _list_log(root / "_delta_log")
+        commits = [_read_commit(Snapshot(), v, path) for v, path in sorted(files.items())]
+        found = [a for c in commits for a in c.actions if isinstance(a, Metadata)]
+        times = commit_timestamps(commits, found[-1] if found else None, profile())
+        version = version_at(times, timestamp)
+        if version is None:
+            raise ReadFailure("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", f"{timestamp}: {times}")
+        if timestamp > times[max(times)]:
+            raise ReadFailure("TIMESTAMP_GREATER_THAN_COMMIT", f"{timestamp}: {times}")
+        return self.read(root, version)
+
     def rows(self, root: Path, version: int | None) -> pa.Table | None:
         return None
 
@@ -195,6 +236,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _check_data_path(line: Json) -> None:
+    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must decode, have no
+    ``..`` segment and name neither the root nor a file of ``_delta_log``; otherwise the load is
+    refused. Absolute paths (and other schemes) are left to the engines: judging them needs the
+    table's location, which a log vector does not fix."""
+    from urllib.parse import unquote
+
+    for key in ("add", "remove"):
+        body = line.get(key)
+        if not isinstance(body, dict) or not isinstance(body.get("path"), str):
+            continue
+        path = body["path"]
+        if path.startswith("/") or ":" in path.split("/")[0]:
+            continue
+        segments = [s for s in unquote(path).split("/") if s not in ("", ".")]
+        if (
+            _ESCAPE.search(path)
+            or "\0" in unquote(path)
+            or ".." in segments
+            or not segments
+            or segments[0] == "_delta_log"
+        ):
+            raise ReadFailure("UNSAFE_PATH", f"{key}.path {path!r} names no file of the table")
+
+
 def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     import pyarrow.parquet as pq
 
@@ -203,6 +272,7 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     actions = []
     for path in paths:
         for row in pq.read_table(path).to_pylist():
+            _check_data_path({k: _plain(v) for k, v in row.items() if v is not None})
             for key, body in row.items():
                 if body is not None:
                     found = read_log_action({key: _plain(body)}, snapshot)
@@ -211,20 +281,28 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     return actions
 
 
-def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
+def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
+    """The model ``Commit`` of one commit file (its time: the file's modification time)."""
     import json
 
     from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
-    from deltaspec.model.snapshot import apply_commit
 
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            found = read_log_action(json.loads(line), snapshot)
+            decoded = json.loads(line)
+            _check_data_path(decoded)
+            found = read_log_action(decoded, snapshot)
             if found is not None:
                 actions.append(found)
-    return apply_commit(snapshot, Commit(version, tuple(actions)))
+    return Commit(version, tuple(actions), int(path.stat().st_mtime * 1000))
+
+
+def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
+    from deltaspec.model.snapshot import apply_commit
+
+    return apply_commit(snapshot, _read_commit(snapshot, version, path))
 
 
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
@@ -273,6 +351,22 @@ class DeltaSparkReader:
             else:
                 self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
 
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
+        """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
+        from py4j.protocol import Py4JJavaError
+
+        jvm = self.spark._jvm
+        try:
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                self.spark._jsparkSession, str(root)
+            )
+            moment = jvm.java.sql.Timestamp(timestamp)
+            none = jvm.scala.Option.empty()
+            commit = delta_log.history().getActiveCommitAtTime(moment, none, False, True, False)
+        except Py4JJavaError as error:
+            raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error
+        return self.read(root, int(commit.version()))
+
     def _snapshot_json(self, snapshot: Any) -> Json:
         from pyspark.sql import DataFrame
 
@@ -312,6 +406,9 @@ class DeltaSparkReader:
 def _deltaspark_kind(error: Any) -> str:
     text = str(error.java_exception)
     for marker, kind in (
+        ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
+        ("DELTA_TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
+        ("URISyntaxException", "UNSAFE_PATH"),
         ("DELTA_VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
         ("DELTA_TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),
         ("DELTA_STATE_RECOVER_ERROR", "MISSING_PROTOCOL_OR_METADATA"),

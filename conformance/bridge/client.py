@@ -191,9 +191,24 @@ class BridgeReader:
         self.name = process.name
 
     def read(self, root: Any, version: int | None) -> Json:
+        return self._answer(
+            self.process.request("read_table", {"path": str(root), "version": version})
+        )
+
+    def read_at_timestamp(self, root: Any, timestamp: int) -> Json:
+        """``read_table`` by timestamp, asked only of a bridge declaring ``read_table_timestamp``
+        (otherwise the read is declined and skipped)."""
+        from deltaspec.conformance.adapters.base import Capability
         from deltaspec.conformance.adapters.readers import ReadFailure
 
-        result = self.process.request("read_table", {"path": str(root), "version": version})
+        if Capability.READ_TABLE_TIMESTAMP not in self.process.capabilities:
+            raise ReadFailure("UNSUPPORTED_FEATURE", f"{self.name}: no read_table_timestamp")
+        params = {"path": str(root), "version": None, "timestamp": timestamp}
+        return self._answer(self.process.request("read_table", params))
+
+    def _answer(self, result: Any) -> Json:
+        from deltaspec.conformance.adapters.readers import ReadFailure
+
         if isinstance(result, dict) and "error" in result and "version" not in result:
             raise ReadFailure(str(result["error"]), str(result.get("message", "")))
         return cast(Json, result)

@@ -34,12 +34,7 @@ class Server:
 
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         if method == "hello":
-            probe = ImplAdapter(Path(tempfile.gettempdir()))
-            return {
-                "protocol": PROTOCOL,
-                "name": "deltaspec-impl",
-                "capabilities": sorted([*(c.value for c in probe.capabilities), "read_table"]),
-            }
+            return hello()
         if method == "create":
             self._close()
             self.root = Path(tempfile.mkdtemp(prefix="deltaspec-bridge-"))
@@ -56,7 +51,7 @@ class Server:
             self._close()
             return None
         if method == "read_table":
-            return read_table(params["path"], params.get("version"))
+            return read_table(params["path"], params.get("version"), params.get("timestamp"))
         adapter = self.adapter
         if adapter is None:
             raise ValueError(f"{method} before create")
@@ -94,11 +89,25 @@ class Server:
         raise ValueError(f"unknown method {method!r}")
 
 
-def read_table(path: str, version: int | None) -> Any:
-    """``read_table``: the snapshot of the table at ``path``, or ``{"error": KIND, "message"}``."""
+def hello() -> dict[str, Any]:
+    """The ``hello`` result: the impl adapter's capabilities and the table readers'."""
+    probe = ImplAdapter(Path(tempfile.gettempdir()))
+    readers = ["read_table", "read_table_timestamp"]
+    return {
+        "protocol": PROTOCOL,
+        "name": "deltaspec-impl",
+        "capabilities": sorted([*(c.value for c in probe.capabilities), *readers]),
+    }
+
+
+def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:
+    """``read_table``: the snapshot of the table at ``path`` (at ``version``, or by ``timestamp``
+    when given), or ``{"error": KIND, "message"}``."""
     from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
 
     try:
+        if timestamp is not None:
+            return ImplReader().read_at_timestamp(Path(path), timestamp)
         return ImplReader().read(Path(path), version)
     except ReadFailure as failure:
         return {"error": failure.kind, "message": str(failure)}

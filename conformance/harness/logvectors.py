@@ -38,6 +38,29 @@ class LogReader(Protocol):
     def read(self, root: Path, version: int | None) -> Json: ...
 
 
+class TimestampReader(LogReader, Protocol):
+    """A reader that also travels by timestamp (log-vectors.md, "Reading by timestamp")."""
+
+    def read_at_timestamp(self, root: Path, timestamp: int) -> Json: ...
+
+
+def _read(reader: LogReader, root: Path, read: Json) -> Json:
+    """The read a vector asks for: by version, or by timestamp when the reader can (a reader
+    without ``read_at_timestamp`` declines the read, which skips it)."""
+    if "timestamp" not in read:
+        return reader.read(root, read["version"])
+    by_timestamp = getattr(reader, "read_at_timestamp", None)
+    if by_timestamp is None:
+        raise ReadFailure("UNSUPPORTED_FEATURE", f"{reader.name} cannot read by timestamp")
+    found: Json = by_timestamp(root, read["timestamp"])
+    return found
+
+
+def _at(read: Json) -> Json:
+    """Where a read looks, for its report entries: its version or its timestamp."""
+    return {"timestamp": read["timestamp"]} if "timestamp" in read else {"version": read["version"]}
+
+
 class LogVectorError(ValueError):
     pass
 
@@ -151,23 +174,23 @@ def write_log(root: Path, log: Json) -> None:
 
 
 def _judge_read(reader: LogReader, root: Path, read: Json) -> tuple[Verdict, list[Json]]:
-    version = read["version"]
+    at = _at(read)
     try:
-        got = reader.read(root, version)
+        got = _read(reader, root, read)
     except ReadFailure as failure:
         if failure.kind in SKIP_KINDS:
-            return Verdict.SKIPPED, [{"version": version, "skipped": str(failure)}]
+            return Verdict.SKIPPED, [{**at, "skipped": str(failure)}]
         if "error" in read:
             ok = failure.kind == read["error"]
             verdict = Verdict.PASS if ok else Verdict.WRONG_KIND
         else:
             verdict = Verdict.WRONG
-        entry = {"version": version, "verdict": verdict.value,
+        entry = {**at, "verdict": verdict.value,
                  "expected": read.get("error", read.get("expect")), "got": {"error": failure.kind},
                  "message": str(failure)[:500]}  # fmt: skip
         return verdict, [] if verdict is Verdict.PASS else [entry]
     if "error" in read:
-        entry = {"version": version, "verdict": "unsafe", "expected": {"error": read["error"]},
+        entry = {**at, "verdict": "unsafe", "expected": {"error": read["error"]},
                  "got": _comparable(got, read.get("expect", got))}  # fmt: skip
         return Verdict.UNSAFE, [entry]
     failures = []
@@ -180,7 +203,7 @@ def _judge_read(reader: LogReader, root: Path, read: Json) -> tuple[Verdict, lis
             want, have = sorted(want), sorted(have)
         if want != have:
             verdict = Verdict.UNSAFE if key == "files" else Verdict.WRONG
-            failures.append({"version": version, "key": key, "verdict": verdict.value,
+            failures.append({**at, "key": key, "verdict": verdict.value,
                              "expected": want, "got": have})  # fmt: skip
             worst = max(worst, verdict, key=lambda v: v.severity)
     return worst, failures
@@ -200,7 +223,7 @@ def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
                 verdict, found = _judge_read(reader, root, read)
             except Exception as error:  # a reader crash fails the vector
                 verdict = Verdict.ERROR
-                found = [{"version": read["version"], "verdict": "error",
+                found = [{**_at(read), "verdict": "error",
                           "got": f"{type(error).__name__}: {error}"[:500]}]  # fmt: skip
             if verdict is Verdict.SKIPPED:
                 skipped += found

@@ -302,7 +302,94 @@ def snapshot_family() -> list[Json]:
             [snapshot(v, LIVE[v]) for v in range(4)]
             + [{"version": 4, "error": "VERSION_NOT_FOUND"}],
         ),
+        ict_time_travel(),
+        *path_vectors(),
+        *checksum_vectors(),
     ]  # fmt: skip
+
+
+def ict_time_travel() -> Json:
+    """ICT.TIME_TRAVEL on a table with in-commit timestamps from version 0: 1000, 2000, 3000."""
+    ict = {"delta.enableInCommitTimestamps": "true"}
+    proto = protocol(1, 7, writerFeatures=["inCommitTimestamp"])
+    stamped = [{"commitInfo": {**info(op, blind)["commitInfo"], "inCommitTimestamp": ts}}
+               for op, blind, ts in (("CREATE TABLE", False, 1000), ("WRITE", True, 2000),
+                                     ("WRITE", True, 3000))]  # fmt: skip
+    return vector(
+        "snapshot/time-travel/by-in-commit-timestamp",
+        "In-commit timestamps are on from version 0 (1000, 2000, 3000 ms): a timestamp reads the "
+        "last version at or before it; one before version 0's or after the latest's fails.",
+        ["ICT.TIME_TRAVEL", "SNAPSHOT.TIME_TRAVEL"],
+        {name(0): [stamped[0], proto, metadata(ict), add("a")],
+         name(1): [stamped[1], add("b")], name(2): [stamped[2], add("c")]},
+        [{"timestamp": 1000, "expect": {"version": 0, "files": ["a"]}},
+         {"timestamp": 2500, "expect": {"version": 1, "files": ["a", "b"]}},
+         {"timestamp": 3000, "expect": {"version": 2, "files": ["a", "b", "c"]}},
+         {"timestamp": 999, "error": "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"},
+         {"timestamp": 3001, "error": "TIMESTAMP_GREATER_THAN_COMMIT"}],
+    )  # fmt: skip
+
+
+def path_vectors() -> list[Json]:
+    """PATH.DATA_FILE and SNAPSHOT.CANONICAL_PATH: which spellings name a file of the table."""
+    bad = [
+        ("undecodable-uri", "p/x%zz.parquet", "does not decode as a URI (%zz)"),
+        ("parent-segment", "../outside.parquet", "leaves the table root (..)"),
+        ("inside-delta-log", "_delta_log/x.parquet", "lies inside _delta_log"),
+    ]
+    return [
+        vector(
+            "snapshot/canonical-path/relative-spellings",
+            "d/x.parquet, ./d/x.parquet and d//x.parquet are one logical file, reported as "
+            "d/x.parquet: re-adding it by another spelling keeps one live file, and a remove "
+            "spelled a third way removes it.",
+            ["SNAPSHOT.CANONICAL_PATH", "SNAPSHOT.FILE_KEY"],
+            {name(0): create(add("d/x.parquet")), name(1): [info(), add("./d/x.parquet")],
+             name(2): [info("DELETE", False), remove("d//x.parquet")]},
+            [snapshot(1, ["d/x.parquet"]), snapshot(2, [], tombstones=["d/x.parquet"])],
+        ),
+        *(vector(
+            f"snapshot/data-path/{slug}",
+            f"Version 1 adds {path!r}, which {why}: no file of the table, so a load of "
+            "version 1 is refused; version 0 still reads.",
+            ["PATH.DATA_FILE"],
+            {name(0): create(add("a")), name(1): [info(), add(path)]},
+            [{"version": 1, "error": "UNSAFE_PATH"}, snapshot(0, ["a"])],
+        ) for slug, path, why in bad),
+    ]  # fmt: skip
+
+
+def checksum_vectors() -> list[Json]:
+    """CHECKSUM.VERIFY: checksum files never decide what a read returns."""
+    wrong = {
+        "txnId": "00000000-0000-0000-0000-000000000001",
+        "tableSizeBytes": 5,
+        "numFiles": 99,
+        "numMetadata": 1,
+        "numProtocol": 1,
+        "metadata": metadata()["metaData"],
+        "protocol": protocol()["protocol"],
+    }
+    return [
+        vector(
+            "snapshot/checksum/corrupt-and-torn-ignored",
+            "Version 0's checksum claims 99 files of 5 bytes and version 1's is torn: a reader "
+            "that verifies reports a mismatch only on request, and a read returns the replayed "
+            "state (2 and 3 files).",
+            ["CHECKSUM.VERIFY"],
+            {
+                name(0): create(add("a"), add("b")),
+                "00000000000000000000.crc": {"json": wrong},
+                name(1): [info(), add("c")],
+                "00000000000000000001.crc": {"text": '{"txnId":"00000000-0000-00'},
+            },
+            [
+                snapshot(0, ["a", "b"]),
+                snapshot(1, ["a", "b", "c"]),
+                {"version": None, "expect": {"version": 1, "files": ["a", "b", "c"]}},
+            ],
+        ),
+    ]
 
 
 def checkpoint_family() -> list[Json]:

@@ -59,3 +59,17 @@ def test_the_model_enums_are_the_spec_kinds_by_name_and_value() -> None:
     assert [k.name for k in ErrorKind] == [k.value for k in ErrorKind]
     assert {k.value for k in ConflictKind} == set(table["conflicts"])
     assert {k.value for k in ErrorKind} == set(table["errors"])
+
+
+def test_the_scenario_schema_and_scenarios_md_list_exactly_the_spec_error_kinds() -> None:
+    """spec/data/conflict_kinds.json is the source; scenario.schema.json's `error_kind` and the
+    error-kind table of scenarios.md follow it (kinds in the same order as the file)."""
+    import re
+
+    kinds = list(_table()["errors"])
+    schema = json.loads((spec_root() / "scenario.schema.json").read_text(encoding="utf-8"))
+    assert sorted(schema["$defs"]["error_kind"]["enum"]) == sorted(kinds)
+    text = (spec_root() / "scenarios.md").read_text(encoding="utf-8")
+    table = text.split("Error kinds and the rules that raise them")[1].split("\n## ")[0]
+    listed = re.findall(r"^\| `([A-Z_]+)` \|", table, re.MULTILINE)
+    assert sorted(listed) == sorted(kinds)

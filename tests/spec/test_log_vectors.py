@@ -67,18 +67,15 @@ NO_VECTOR_YET = {
     # The reliability rules that landed with the hostile-input work. Each is checked on real files
     # by tests/test_reliability_*.py; a language-neutral vector needs the log-vector format to
     # express special files (symlinks, FIFOs), races with cleanup, or writer-side refusals.
-    "PATH.DATA_FILE": "an add.path leaving the root or entering _delta_log: a log vector to add",
     "PATH.NO_SYMLINKS": "needs a symlink inside the table: the format has no such entry yet",
     "PATH.REGULAR_FILES": "needs a FIFO or device at a log name: the format has none yet",
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
-    "SNAPSHOT.CANONICAL_PATH": "./d/x and d/x as one live file: a log vector to add",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
-    "TXN.TABLE_PROPERTIES": "an invalid delta.isolationLevel refused at commit: a vector to add",
-    "TXN.WRITE_BOUNDARY": "a writer staging what its reader refuses: a vector to add",
-    "CHECKSUM.WRITE": "a checksum file's contents: the vector formats have no crc field yet",
-    "CHECKSUM.VERIFY": "a corrupt checksum file: the vector formats have no crc field yet",
-    "ICT.TIME_TRAVEL": "time travel by timestamp: no vector step reads by timestamp yet",
+    "TXN.WRITE_BOUNDARY": "a writer-side refusal (INVALID_COMMIT_ACTION) the model does not "
+    "model (test_rule_registry): a scenario vector expecting it would fail on the oracle",
+    "CHECKSUM.WRITE": "the <v>.crc a writer leaves beside its commit: scenario vectors expect "
+    "outcomes and snapshots, not side files (CHECKSUM.VERIFY's log vector covers readers)",
     "TXN.READ_VERSION_RETAINED": "log cleanup between a writer's read and its commit: no step",
 }
 
@@ -94,6 +91,27 @@ def test_every_rule_in_the_spec_has_a_vector(vectors):
     tested = cited_by_tests(Path(__file__).parents[1])
     for rule in NO_VECTOR_YET:
         assert rule in tested, f"{rule} has neither a vector nor a test marked with it"
+
+
+def test_a_reader_that_cannot_read_by_timestamp_skips_those_reads(vectors):
+    class VersionsOnly:
+        name = "versions-only"
+
+        def read(self, root, version):
+            return ModelReader().read(root, version)
+
+    by_time = next(v for v in vectors if v.id == "snapshot/time-travel/by-in-commit-timestamp")
+    assert run_log_vector(VersionsOnly(), by_time).verdict is Verdict.SKIPPED
+    reads = [*by_time.data["reads"], {"version": 0, "expect": {"files": ["a"]}}]
+    mixed = parse(json.dumps({**by_time.data, "reads": reads}), "memory")
+    assert run_log_vector(VersionsOnly(), mixed).verdict is Verdict.PASS
+
+
+def test_a_read_names_a_version_or_a_timestamp_not_both():
+    read = {"version": 0, "timestamp": 0, "expect": {"files": []}}
+    with pytest.raises(LogVectorError, match="schema violation"):
+        parse(json.dumps({"id": "log/x", "description": "d", "rules": ["LOG.LISTING"],
+                          "log": {}, "reads": [read]}), "memory")  # fmt: skip
 
 
 def test_a_malformed_vector_is_refused():
@@ -177,12 +195,16 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
 
     results = {r.case: r for r in run_log_vectors(DeltaSparkReader(spark), vectors)}
     failing = {case: r.verdict for case, r in results.items() if r.verdict is not Verdict.PASS}
-    # the reference engine agrees with every hand-reasoned expectation but one error kind:
-    # getSnapshotAt(0) on an empty log reports a non-existent version (LOG.NEW_TABLE says
-    # TABLE_NOT_FOUND); its latest snapshot there is the empty one, as the spec says
-    assert failing == {"log/new-table/empty-log-directory": Verdict.WRONG_KIND}, {
-        case: results[case].details for case in failing
-    }
+    # the reference engine agrees with every hand-reasoned expectation but one error kind and
+    # the data-path check: getSnapshotAt(0) on an empty log reports a non-existent version
+    # (LOG.NEW_TABLE says TABLE_NOT_FOUND; its latest snapshot there is the empty one, as the
+    # spec says), and it lists ../outside.parquet and _delta_log/x.parquet as live files where
+    # PATH.DATA_FILE refuses the load (known_issues/deltaspark.json)
+    assert failing == {
+        "log/new-table/empty-log-directory": Verdict.WRONG_KIND,
+        "snapshot/data-path/inside-delta-log": Verdict.UNSAFE,
+        "snapshot/data-path/parent-segment": Verdict.UNSAFE,
+    }, {case: results[case].details for case in failing}
 
 
 REFERENCE_BRIDGE = f"cmd:{shlex.quote(sys.executable)} -m deltaspec.conformance.bridge.reference"

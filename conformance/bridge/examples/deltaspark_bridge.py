@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
-CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table"]
+CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp"]
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
@@ -68,8 +68,13 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
     ("PROTOCOL_DOWNGRADE", "PROTOCOL_DOWNGRADE"),
     ("DUPLICATE_DOMAIN_METADATA", "DUPLICATE_DOMAIN_METADATA"),
     ("DOMAIN_METADATA_NOT_SUPPORTED", "DOMAIN_METADATA_UNSUPPORTED"),
+    ("INVALID_ISOLATION_LEVEL", "INVALID_ISOLATION_LEVEL"),
+    ("INVALID_TABLE_PROPERTY", "INVALID_TABLE_PROPERTY"),
 )
 READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vectors.md kind
+    ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
+    ("TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
+    ("URISyntaxException", "UNSAFE_PATH"),  # PATH.DATA_FILE: java.net.URI refuses the path
     ("VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
     ("STATE_RECOVER", "MISSING_PROTOCOL_OR_METADATA"),
     ("UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
@@ -83,6 +88,7 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
 )
 SQL_TYPES = {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}
 COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
+COMMIT_FILE = re.compile(r"^\d{20}\.json$")
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(\.\d+\.\d+|\.[0-9a-f-]+)?\.parquet$")
 
 
@@ -198,6 +204,17 @@ def java_failure(error: Exception) -> tuple[list[str], str] | None:
     with contextlib.suppress(Exception):  # not a SparkThrowable: no error class
         text = f"{java.getErrorClass()} {text}"
     return names, text
+
+
+def java_causes(error: Exception) -> str:
+    """The causes of a Java exception, innermost last, for a failure's message."""
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+    found: list[str] = []
+    cause = None if java is None else java.getCause()
+    while cause is not None and len(found) < 5:
+        found.append(str(cause.toString()))
+        cause = cause.getCause()
+    return "".join(f"\ncaused by: {c}" for c in found)
 
 
 def classify(text: str, table: tuple[tuple[str, str], ...]) -> str | None:
@@ -432,6 +449,9 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
         if not d.removed()
     }
     txns = {t.appId(): t.version() for t in jvm.items(snapshot.setTransactions())}
+    for features in ("readerFeatures", "writerFeatures"):  # sets: sorted (spec/bridge.md)
+        if protocol.get(features) is not None:
+            protocol[features] = sorted(protocol[features])
     return {
         "version": snapshot.version(),
         "files": sorted(jvm.rows(snapshot.allFiles(), "path")),
@@ -444,7 +464,43 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
     }
 
 
-def failure_outcome(error: Exception, read_version: int) -> dict[str, Any]:
+def commit_infos(log: Path, after: int) -> list[tuple[int, dict[str, Any]]]:
+    """The commitInfo of each commit after version `after` in `log`, by version."""
+    found = []
+    for path in sorted(log.glob("*.json")):
+        if not COMMIT_FILE.match(path.name) or int(path.name[:20]) <= after:
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if '"commitInfo"' in line:
+                found.append((int(path.name[:20]), json.loads(line)["commitInfo"]))
+    return found
+
+
+def winner_version(text: str, log: Path, read_version: int) -> int:
+    """The winning commit a delta-spark conflict message names (scenarios.md `winner`).
+
+    The message prints the winner's commitInfo after "Conflicting commit:", with its version only
+    when the winner's commitInfo carries one; otherwise the commitInfo is looked up in the log
+    (its txnId, else the whole object). A winner without a commitInfo falls back to the first
+    version after the read."""
+    stated = re.search(r"committed at version (\d+)", text) or re.search(
+        r'"version"\s*:\s*(\d+)', text
+    )
+    if stated:
+        return int(stated.group(1))
+    quoted = re.search(r"Conflicting commit: (\{.*\})\s*$", text, re.MULTILINE)
+    if quoted:
+        with contextlib.suppress(ValueError):
+            info = json.loads(quoted.group(1))
+            for version, candidate in commit_infos(log, read_version):
+                if candidate == info or (
+                    info.get("txnId") is not None and candidate.get("txnId") == info["txnId"]
+                ):
+                    return version
+    return read_version + 1
+
+
+def failure_outcome(error: Exception, read_version: int, log: Path) -> dict[str, Any]:
     """A delta-spark exception as a conflict or error outcome of scenarios.md."""
     failure = java_failure(error)
     if failure is None:
@@ -452,10 +508,7 @@ def failure_outcome(error: Exception, read_version: int) -> dict[str, Any]:
     names, text = failure
     conflict = next((CONFLICTS[n] for n in names if n in CONFLICTS), None)
     if conflict is not None:
-        found = re.search(r"committed at version (\d+)", text) or re.search(
-            r'"version"\s*:\s*(\d+)', text
-        )
-        winner = int(found.group(1)) if found else read_version + 1
+        winner = winner_version(text, log, read_version)
         return {"conflict": conflict, "winner": winner, "message": text[:2000]}
     kind = classify(text, ERRORS) or names[0]
     return {"error": kind, "message": text[:2000]}
@@ -571,7 +624,8 @@ class Table:
             else:
                 version = int(writer.txn.commit(actions, op))
         except Exception as error:
-            writer.outcome = failure_outcome(error, int(writer.txn.readVersion()))
+            read_version = int(writer.txn.readVersion())
+            writer.outcome = failure_outcome(error, read_version, self.root / "_delta_log")
             return writer.outcome
         writer.outcome = {"skipped": True} if version is None else self.committed(version)
         return writer.outcome
@@ -660,11 +714,17 @@ class Bridge:
             self.jvm.delta.DeltaLog.clearCache()  # one DeltaLog per vector: do not keep them all
         self.table = None
 
-    def read_table(self, path: str, version: int | None) -> dict[str, Any]:
+    def read_table(
+        self, path: str, version: int | None, timestamp: int | None = None
+    ) -> dict[str, Any]:
         jvm = self.jvm
         jvm.delta.DeltaLog.clearCache()
         try:  # forTable already loads the latest snapshot: a broken log fails here
             log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
+            if timestamp is not None:  # ICT.TIME_TRAVEL: the last version at or before it
+                moment = jvm.jvm.java.sql.Timestamp(timestamp)
+                commit = log.history().getActiveCommitAtTime(moment, jvm.none(), False, True, False)
+                version = int(commit.version())
             if version is None:
                 snapshot = log.update(False, jvm.none(), jvm.none())
             elif not any((Path(path) / "_delta_log").glob("*")):
@@ -678,7 +738,7 @@ class Bridge:
                 raise
             return {
                 "error": classify(failure[1], READ_ERRORS) or "READ_FAILED",
-                "message": failure[1][:2000],
+                "message": (failure[1] + java_causes(error))[:2000],
             }
 
     def answer(self, method: str, params: dict[str, Any]) -> Any:
@@ -693,7 +753,7 @@ class Bridge:
         if method == "close":
             return self.close()
         if method == "read_table":
-            return self.read_table(params["path"], params.get("version"))
+            return self.read_table(params["path"], params.get("version"), params.get("timestamp"))
         if method in ("try_write", "resolve"):
             raise Unsupported("delta-spark's commit loop is not driven one attempt at a time")
         if method == "verify":
