@@ -381,6 +381,10 @@ class OptimisticTransaction:
                     file=commit_name(attempt_version - 1),
                 )
             try:
+                if self.log.store.exists(commit_name(attempt_version)):
+                    # taken before this attempt: a lost race, and never this transaction's commit
+                    # even if its bytes are ours (two commitInfos without txnId can be equal)
+                    raise errors.VersionExistsError(commit_name(attempt_version))
                 self.log.store.write_new(commit_name(attempt_version), payload)
                 return attempt_version
             except errors.VersionExistsError:
