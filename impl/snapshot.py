@@ -254,6 +254,17 @@ RELIST_ATTEMPTS = 3
 disappear under it (SNAPSHOT.RELIST)."""
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """The last snapshot a :class:`DeltaLog` built, with the files it was built from as listed:
+    the checkpoint it started at and each commit file after it (None where the listing showed
+    no file for a version, e.g. one a compaction file replayed)."""
+
+    snapshot: Snapshot
+    start: CheckpointFiles | None
+    commits: dict[int, FileInfo | None]
+
+
 def wall_clock_ms() -> int:
     """Milliseconds since the epoch from the system clock."""
     return time.time_ns() // 1_000_000
@@ -293,7 +304,7 @@ class DeltaLog:
         self._checkpoints: OrderedDict[CheckpointFiles, ReplayState] = OrderedDict()
         self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
         self._kept_actions = 0
-        self._last_snapshot: tuple[tuple[Any, ...], Snapshot] | None = None
+        self._last_snapshot: _Kept | None = None
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -429,6 +440,9 @@ class DeltaLog:
         newest usable checkpoint at or below it, else from commit 0."""
         now = self.clock()
         target = self._target(listing, requested)
+        refreshed = self._refreshed(listing, target, now)
+        if refreshed is not None:
+            return refreshed
         candidates = [
             cp
             for v in sorted((v for v in listing.checkpoints if v <= target), reverse=True)
@@ -446,7 +460,8 @@ class DeltaLog:
             except UnusableCheckpoint as unusable:
                 failed[cp.files[0].name] = unusable.error
                 continue
-            return self._keep(listing, cp, self._replay(listing, state, cp, target, now))
+            snapshot = self._replay(listing, state, cp, target, now)
+            return self._keep(snapshot, cp, self._listed_commits(listing, cp.version, target))
         errors = list(failed.values())
         if not listing.full:
             # older checkpoints and commit 0 are only in a full listing
@@ -465,7 +480,8 @@ class DeltaLog:
         kept = self._kept_snapshot(listing, None, target, now)
         if kept is not None:
             return kept
-        return self._keep(listing, None, self._replay(listing, ReplayState(), None, target, now))
+        snapshot = self._replay(listing, ReplayState(), None, target, now)
+        return self._keep(snapshot, None, self._listed_commits(listing, -1, target))
 
     # --- the cache -----------------------------------------------------------------------------
 
@@ -491,13 +507,9 @@ class DeltaLog:
         return actions
 
     @staticmethod
-    def _replayed_files(
-        listing: LogListing, cp: CheckpointFiles | None, target: int
-    ) -> tuple[Any, ...]:
-        """What a snapshot at ``target`` replayed from ``cp`` is built from, as listed: the
-        checkpoint's files and each commit file after it (name, size, modification time)."""
-        first = -1 if cp is None else cp.version
-        return (cp, target, *(listing.commits.get(v) for v in range(first + 1, target + 1)))
+    def _listed_commits(listing: LogListing, first: int, target: int) -> dict[int, FileInfo | None]:
+        """The commit files of versions ``first + 1 .. target`` as ``listing`` shows them."""
+        return {v: listing.commits.get(v) for v in range(first + 1, target + 1)}
 
     def _kept_snapshot(
         self, listing: LogListing, cp: CheckpointFiles | None, target: int, now: int
@@ -510,9 +522,16 @@ class DeltaLog:
             return None
         with self._lock:
             kept = self._last_snapshot
-        if kept is None or kept[0] != self._replayed_files(listing, cp, target):
+        if kept is None or kept.snapshot.version != target or kept.start != cp:
             return None
-        snapshot = kept[1]
+        first = -1 if cp is None else cp.version
+        if kept.commits != self._listed_commits(listing, first, target):
+            return None
+        return self._as_of(kept.snapshot, now)
+
+    @staticmethod
+    def _as_of(snapshot: Snapshot, now: int) -> Snapshot:
+        """``snapshot`` with its own mutable dicts, as of ``now``."""
         return replace(
             snapshot,
             domains=dict(snapshot.domains),
@@ -521,19 +540,73 @@ class DeltaLog:
         )
 
     def _keep(
-        self, listing: LogListing, cp: CheckpointFiles | None, snapshot: Snapshot
+        self,
+        snapshot: Snapshot,
+        start: CheckpointFiles | None,
+        commits: dict[int, FileInfo | None],
     ) -> Snapshot:
-        """Remember ``snapshot`` (see :meth:`_kept_snapshot`) and return it."""
+        """Remember ``snapshot``, built from ``start`` and ``commits`` (see :meth:`_kept_snapshot`
+        and :meth:`_refreshed`), and return it."""
         if self.cache:
-            built_from = self._replayed_files(listing, cp, snapshot.version)
-            kept = replace(
-                snapshot,
-                domains=dict(snapshot.domains),
-                all_app_transactions=dict(snapshot.all_app_transactions),
-            )
+            kept = _Kept(self._as_of(snapshot, snapshot.now_ms), start, commits)
             with self._lock:
-                self._last_snapshot = (built_from, kept)
+                self._last_snapshot = kept
         return snapshot
+
+    def _refreshed(self, listing: LogListing, target: int, now: int) -> Snapshot | None:
+        """The snapshot at ``target`` from the one last built at a version ``k <= target``, by
+        applying only commits ``k + 1 .. target`` to its state (SNAPSHOT.REPLAY), as a long-lived
+        reader refreshes; None when that is not possible. It is possible when the listing shows
+        commit ``k`` as the very file the kept snapshot was built from, no other commit file it
+        was built from differs (LOG.PUT_IF_ABSENT: a listed file never changes, so the state at
+        ``k`` is still the log's), and the commits after ``k`` up to ``target`` are all listed
+        (LOG.CONTIGUITY) from where a cold load would start: the newest complete checkpoint
+        the listing shows at or below ``target`` (or commit 0 in a full listing without one),
+        which is also the snapshot's ``checkpoint_version``. That checkpoint must be the kept
+        snapshot's own start or one this log has read whole, and a log a cold load could not
+        reconstruct is not refreshed either, so both load the same snapshot."""
+        if not self.cache:
+            return None
+        with self._lock:
+            kept = self._last_snapshot
+        if kept is None or kept.snapshot.version > target:
+            return None
+        base = kept.snapshot
+        anchor = kept.commits.get(base.version)
+        if anchor is None or listing.commits.get(base.version) != anchor:
+            return None
+        for version, info in kept.commits.items():
+            shown = listing.commits.get(version)
+            if shown is not None and shown != info:
+                return None
+        cp = next(
+            (cps[0] for v, cps in sorted(listing.checkpoints.items(), reverse=True) if v <= target),
+            None,
+        )
+        if cp is None and not (listing.full and 0 in listing.commits):
+            return None  # a cold load would find no start: neither does a refresh
+        if cp is not None and cp != kept.start and not self._was_read(cp):
+            return None  # a cold load would read it first: whether it is usable is not known
+        start = -1 if cp is None else cp.version
+        new = self._listed_commits(listing, min(start, base.version), target)
+        if any(info is None for info in new.values()):
+            return None
+        new = {v: info for v, info in new.items() if v > base.version}
+        state = ReplayState(
+            base.protocol,
+            base.metadata,
+            dict(base.all_app_transactions),
+            dict(base.domains),
+            base.live_files,
+            base.all_tombstones,
+        )
+        snapshot = self._replay(listing, state, cp, target, now, first=base.version)
+        return self._keep(snapshot, kept.start, kept.commits | new)
+
+    def _was_read(self, cp: CheckpointFiles) -> bool:
+        """Whether the state of checkpoint ``cp`` is kept (it was read whole and usable)."""
+        with self._lock:
+            return cp in self._checkpoints
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it
@@ -579,10 +652,12 @@ class DeltaLog:
         cp: CheckpointFiles | None,
         target: int,
         now: int,
+        first: int | None = None,
     ) -> Snapshot:
-        """Apply commits after the start up to ``target`` (SNAPSHOT.RECONCILE) and finish the
-        snapshot."""
-        first = -1 if cp is None else cp.version
+        """Apply the commits after ``first`` (default: the start, ``cp``) up to ``target``
+        (SNAPSHOT.RECONCILE) and finish the snapshot."""
+        if first is None:
+            first = -1 if cp is None else cp.version
         last_actions = reconcile(state, self._commits_after(listing, first, target))
         protocol, metadata = require_protocol_and_metadata(state, self.table_path, target, cp)
         files = state.files

@@ -35,6 +35,7 @@ from deltaspec.impl.log.names import (
     LAST_CHECKPOINT,
     LOG_DIR,
     SIDECARS_DIR,
+    is_checksum_name,
     is_temp_name,
     leading_version,
     parse_commit_name,
@@ -264,9 +265,13 @@ class LocalLogStore(LogStore):
     EEXIST if the final name exists, so the link is an atomic create-if-absent
     (LOG.PUT_IF_ABSENT), and the final name appears with its complete content
     (LOG.ATOMIC_VISIBILITY). The directory is fsynced so the new entry survives a crash, and the
-    temporary file is always removed, whether the write succeeded or not. Temporary files are
-    never listed (LOG.LISTING); a process killed between creating and removing one leaves it
-    behind, hidden from listings.
+    temporary file is always removed, whether the write succeeded or not. Version checksum files
+    (``<v>.crc``) are the exception: advisory (CHECKSUM.WRITE, CHECKSUM.VERIFY), they are
+    published the same way but fsynced neither as a file nor as a directory entry. A crash can
+    lose one, or leave a prefix of its JSON, which no reader accepts as a checksum (an absent or
+    unreadable ``.crc`` is ignored); the commit it describes was made durable before it.
+    Temporary files are never listed (LOG.LISTING); a process killed between creating and
+    removing one leaves it behind, hidden from listings.
 
     File systems without hard links (link fails with EPERM, ENOTSUP, ...) publish the temporary
     file with ``renameat2(RENAME_NOREPLACE)`` instead, which is just as atomic and exclusive; one
@@ -431,12 +436,14 @@ class LocalLogStore(LogStore):
             raise paths.access_error(exc, table=self._table_path, file=name) from None
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)
+        durable = not is_checksum_name(name)
         try:
-            _write_temp(temp, data, kind)
+            _write_temp(temp, data, kind, durable)
             crashpoints.reached(f"{kind}.after_temp")
             self._publish(name, temp, final)
             crashpoints.reached(f"{kind}.after_link")
-            _fsync_dir(directory)
+            if durable:
+                _fsync_dir(directory)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
@@ -525,11 +532,15 @@ def _check_data(data: bytes) -> None:
         raise TypeError(f"log file content is bytes, not {type(data).__name__}")
 
 
-def _write_temp(path: str, data: bytes, kind: str) -> None:
-    """:func:`_write_file`, or, when crash points are active, the same in two halves with the
-    crash point ``<kind>.temp_partial`` between them."""
+def _write_temp(path: str, data: bytes, kind: str, durable: bool = True) -> None:
+    """:func:`_write_file` (fsynced only if ``durable``), or, when crash points are active, the
+    same in two halves with the crash point ``<kind>.temp_partial`` between them."""
     if not crashpoints.active():
-        _write_file(path, data)
+        if durable:
+            _write_file(path, data)
+        else:
+            with open(path, "xb") as file:
+                file.write(data)
         return
     with open(path, "xb") as file:
         half = len(data) // 2
