@@ -231,6 +231,15 @@ class LogStore(abc.ABC):
         :meth:`list_dir`. An absent ``_delta_log`` lists as empty (LOG.NEW_TABLE).
         """
 
+    def list_names(self) -> list[str]:
+        """The names :meth:`list_from` lists from the start, without sizes or times: a listing
+        that costs no ``stat`` per file where the store can tell (log cleanup, RETENTION.LOG)."""
+        return [info.name for info in self.list_from("")]
+
+    def stat(self, name: str) -> FileInfo | None:
+        """``name`` as :meth:`list_from` would list it, or None when it is not there."""
+        return next((info for info in self.list_from(name) if info.name == name), None)
+
     @abc.abstractmethod
     def list_dir(self, subdir: str) -> list[FileInfo]:
         """The files in ``_delta_log/<subdir>`` (for ``_sidecars``), sorted, named ``<subdir>/<f>``.
@@ -351,6 +360,35 @@ class LocalLogStore(LogStore):
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
         return self._scan(self._log_dir, "", start)
+
+    def list_names(self) -> list[str]:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().list_names()  # a subclass that shapes listings: keep its view
+        self._check_dirs([""])
+        try:
+            with os.scandir(self._log_dir) as iterator:
+                names = [
+                    e.name
+                    for e in iterator
+                    if not is_temp_name(e.name)
+                    and (
+                        e.is_file(follow_symlinks=False)
+                        or e.is_symlink()
+                        or leading_version(e.name) is not None
+                    )
+                ]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(names)
+
+    def stat(self, name: str) -> FileInfo | None:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().stat(name)
+        try:
+            stat = os.lstat(self._path(name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileInfo(name, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
         if len(_check_name(subdir)) != 1:

@@ -74,7 +74,8 @@ def _step(writer: DeltaLog, reader: DeltaLog, kind: str, n: int, counter: int) -
     live = sorted(txn.snapshot.files.values(), key=lambda f: f.path) if txn.snapshot else []
     if kind == "remove" and live:
         doomed = live[n % len(live)]
-        txn.commit([RemoveFile(doomed.path, NOW, True, True, doomed.partition_values, 1)])
+        # removed "at" LATER: a checkpoint written at LATER keeps the tombstone, as the loads do
+        txn.commit([RemoveFile(doomed.path, LATER, True, True, doomed.partition_values, 1)])
     elif kind == "txn":
         txn.commit([SetTransaction(f"app-{n}", counter, NOW)])
     else:
