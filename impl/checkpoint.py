@@ -455,6 +455,7 @@ def checkpoint_version(
     """
     snapshot = log.snapshot(version)
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
+    log.wrote_checkpoint(result.files)
     if log_cleanup_enabled(snapshot.metadata):
         cleanup_expired_logs(log, version, now_ms, snapshot.metadata)
         sweep_temp_files(log.store, now_ms)

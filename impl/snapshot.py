@@ -84,6 +84,7 @@ __all__ = [
     "CHECKPOINT_CACHE_SIZE",
     "COMMIT_CACHE_ACTIONS",
     "RELIST_ATTEMPTS",
+    "WRITTEN_CHECKPOINT_FILES",
     "DeltaLog",
     "Snapshot",
     "wall_clock_ms",
@@ -249,6 +250,9 @@ COMMIT_CACHE_ACTIONS = 100_000
 """Decoded actions (of all commits together) a :class:`DeltaLog` keeps, least recently used out."""
 
 
+WRITTEN_CHECKPOINT_FILES = 64
+"""Names of the checkpoint files a :class:`DeltaLog` wrote that it remembers, oldest out."""
+
 RELIST_ATTEMPTS = 3
 """Loads of one snapshot, each from a fresh listing, while files the previous one listed
 disappear under it (SNAPSHOT.RELIST)."""
@@ -285,8 +289,10 @@ class DeltaLog:
     (and checked) commit actions, each keyed on the file's name, size and modification time as
     the listing shows them, so a file that differs from what was kept is read again. States
     read with v2 sidecars are never kept, since no listing shows the sidecars. It also keeps the
-    last snapshot it built, and a load that lists the very same checkpoint and commit files for
-    the same version gets it again, as of its own clock.
+    last snapshot it built: a load that lists the very same checkpoint and commit files for the
+    same version gets it again, as of its own clock, and a load of a later version applies only
+    the commits after it to its state (a refresh costs the new commits, not the table; see
+    :meth:`_refreshed` for when a refresh is possible).
     """
 
     def __init__(
@@ -305,6 +311,7 @@ class DeltaLog:
         self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
         self._kept_actions = 0
         self._last_snapshot: _Kept | None = None
+        self._written: OrderedDict[str, None] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -563,8 +570,8 @@ class DeltaLog:
         (LOG.CONTIGUITY) from where a cold load would start: the newest complete checkpoint
         the listing shows at or below ``target`` (or commit 0 in a full listing without one),
         which is also the snapshot's ``checkpoint_version``. That checkpoint must be the kept
-        snapshot's own start or one this log has read whole, and a log a cold load could not
-        reconstruct is not refreshed either, so both load the same snapshot."""
+        snapshot's own start or one this log has read whole or written, and a log a cold load
+        could not reconstruct is not refreshed either, so both load the same snapshot."""
         if not self.cache:
             return None
         with self._lock:
@@ -603,10 +610,20 @@ class DeltaLog:
         snapshot = self._replay(listing, state, cp, target, now, first=base.version)
         return self._keep(snapshot, kept.start, kept.commits | new)
 
-    def _was_read(self, cp: CheckpointFiles) -> bool:
-        """Whether the state of checkpoint ``cp`` is kept (it was read whole and usable)."""
+    def wrote_checkpoint(self, names: tuple[str, ...]) -> None:
+        """Note that this log wrote the checkpoint files ``names`` from a snapshot it loaded: a
+        refresh may then start from them without reading them (see :meth:`_refreshed`)."""
         with self._lock:
-            return cp in self._checkpoints
+            for name in names:
+                self._written[name] = None
+            while len(self._written) > WRITTEN_CHECKPOINT_FILES:
+                self._written.popitem(last=False)
+
+    def _was_read(self, cp: CheckpointFiles) -> bool:
+        """Whether checkpoint ``cp`` is known usable: its state is kept (it was read whole) or
+        this log wrote it."""
+        with self._lock:
+            return cp in self._checkpoints or all(f.name in self._written for f in cp.files)
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it
