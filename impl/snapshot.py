@@ -83,6 +83,7 @@ from deltaspec.rules import rule
 __all__ = [
     "CHECKPOINT_CACHE_SIZE",
     "COMMIT_CACHE_ACTIONS",
+    "LIVE_FILES_CHUNKS",
     "RELIST_ATTEMPTS",
     "WRITTEN_CHECKPOINT_FILES",
     "DeltaLog",
@@ -256,6 +257,18 @@ WRITTEN_CHECKPOINT_FILES = 64
 RELIST_ATTEMPTS = 3
 """Loads of one snapshot, each from a fresh listing, while files the previous one listed
 disappear under it (SNAPSHOT.RELIST)."""
+
+
+LIVE_FILES_CHUNKS = 16
+"""Chunks a snapshot's live files may have: each refresh appends one (its commits' adds), and
+past this many they are combined into one (a copy of the table)."""
+
+
+def _bounded_chunks(files: pa.Table) -> pa.Table:
+    """``files`` with at most :data:`LIVE_FILES_CHUNKS` chunks."""
+    if files.num_columns and files.column(0).num_chunks > LIVE_FILES_CHUNKS:
+        return files.combine_chunks()
+    return files
 
 
 @dataclass(frozen=True)
@@ -687,7 +700,7 @@ class DeltaLog:
             timestamp=self._timestamp(listing, target, metadata, last_actions, cp),
             domains=dict(state.domains),
             all_app_transactions=dict(state.txns),
-            live_files=files.combine_chunks() if files.num_columns else files,
+            live_files=_bounded_chunks(files),
             all_tombstones=state.tombstones,
             now_ms=now,
         )
