@@ -275,11 +275,13 @@ def _bounded_chunks(files: pa.Table) -> pa.Table:
 class _Kept:
     """The last snapshot a :class:`DeltaLog` built, with the files it was built from as listed:
     the checkpoint it started at and each commit file after it (None where the listing showed
-    no file for a version, e.g. one a compaction file replayed)."""
+    no file for a version, e.g. one a compaction file replayed), and the commit file of its own
+    version (``anchor``, None if not listed)."""
 
     snapshot: Snapshot
     start: CheckpointFiles | None
     commits: dict[int, FileInfo | None]
+    anchor: FileInfo | None
 
 
 def wall_clock_ms() -> int:
@@ -480,8 +482,7 @@ class DeltaLog:
             except UnusableCheckpoint as unusable:
                 failed[cp.files[0].name] = unusable.error
                 continue
-            snapshot = self._replay(listing, state, cp, target, now)
-            return self._keep(snapshot, cp, self._listed_commits(listing, cp.version, target))
+            return self._keep(self._replay(listing, state, cp, target, now), cp, listing)
         errors = list(failed.values())
         if not listing.full:
             # older checkpoints and commit 0 are only in a full listing
@@ -500,8 +501,7 @@ class DeltaLog:
         kept = self._kept_snapshot(listing, None, target, now)
         if kept is not None:
             return kept
-        snapshot = self._replay(listing, ReplayState(), None, target, now)
-        return self._keep(snapshot, None, self._listed_commits(listing, -1, target))
+        return self._keep(self._replay(listing, ReplayState(), None, target, now), None, listing)
 
     # --- the cache -----------------------------------------------------------------------------
 
@@ -560,15 +560,16 @@ class DeltaLog:
         )
 
     def _keep(
-        self,
-        snapshot: Snapshot,
-        start: CheckpointFiles | None,
-        commits: dict[int, FileInfo | None],
+        self, snapshot: Snapshot, start: CheckpointFiles | None, listing: LogListing
     ) -> Snapshot:
-        """Remember ``snapshot``, built from ``start`` and ``commits`` (see :meth:`_kept_snapshot`
-        and :meth:`_refreshed`), and return it."""
+        """Remember ``snapshot``, built from ``start`` and the commits after it as ``listing``
+        shows them (see :meth:`_kept_snapshot` and :meth:`_refreshed`), and return it."""
         if self.cache:
-            kept = _Kept(self._as_of(snapshot, snapshot.now_ms), start, commits)
+            version = snapshot.version
+            first = -1 if start is None else start.version
+            commits = self._listed_commits(listing, first, version)
+            anchor = listing.commits.get(version)
+            kept = _Kept(self._as_of(snapshot, snapshot.now_ms), start, commits, anchor)
             with self._lock:
                 self._last_snapshot = kept
         return snapshot
@@ -584,7 +585,9 @@ class DeltaLog:
         the listing shows at or below ``target`` (or commit 0 in a full listing without one),
         which is also the snapshot's ``checkpoint_version``. That checkpoint must be the kept
         snapshot's own start or one this log has read whole or written, and a log a cold load
-        could not reconstruct is not refreshed either, so both load the same snapshot."""
+        could not reconstruct is not refreshed either, so both load the same snapshot. The
+        result is kept as replayed from that checkpoint: what a refresh checks stays bounded by
+        the commits since the newest checkpoint."""
         if not self.cache:
             return None
         with self._lock:
@@ -592,8 +595,7 @@ class DeltaLog:
         if kept is None or kept.snapshot.version > target:
             return None
         base = kept.snapshot
-        anchor = kept.commits.get(base.version)
-        if anchor is None or listing.commits.get(base.version) != anchor:
+        if kept.anchor is None or listing.commits.get(base.version) != kept.anchor:
             return None
         for version, info in kept.commits.items():
             shown = listing.commits.get(version)
@@ -608,10 +610,9 @@ class DeltaLog:
         if cp is not None and cp != kept.start and not self._was_read(cp):
             return None  # a cold load would read it first: whether it is usable is not known
         start = -1 if cp is None else cp.version
-        new = self._listed_commits(listing, min(start, base.version), target)
-        if any(info is None for info in new.values()):
+        needed = self._listed_commits(listing, min(start, base.version), target)
+        if any(info is None for info in needed.values()):
             return None
-        new = {v: info for v, info in new.items() if v > base.version}
         state = ReplayState(
             base.protocol,
             base.metadata,
@@ -620,8 +621,9 @@ class DeltaLog:
             base.live_files,
             base.all_tombstones,
         )
-        snapshot = self._replay(listing, state, cp, target, now, first=base.version)
-        return self._keep(snapshot, kept.start, kept.commits | new)
+        return self._keep(
+            self._replay(listing, state, cp, target, now, first=base.version), cp, listing
+        )
 
     def wrote_checkpoint(self, names: tuple[str, ...]) -> None:
         """Note that this log wrote the checkpoint files ``names`` from a snapshot it loaded: a
