@@ -148,11 +148,16 @@ def _histogram(
         return file_size_histogram(snapshot.live_files.column("size"))
     touched = {a.path for a in actions if isinstance(a, AddFile | RemoveFile)}
     paths = pa.array(sorted(touched), type=pa.string())
-    return updated_histogram(
+    updated = updated_histogram(
         previous.checksum["fileSizeHistogram"],
         _touched_sizes(previous.snapshot.live_files, paths),
         _touched_sizes(snapshot.live_files, paths),
     )
+    sizes = snapshot.live_files.column("size")
+    total = int(pc.sum(sizes).as_py() or 0) if len(sizes) else 0
+    if sum(updated["fileCounts"]) != len(sizes) or sum(updated["totalBytes"]) != total:
+        return file_size_histogram(sizes)  # not the same table's history: count in full
+    return updated
 
 
 @rule("CHECKSUM.WRITE", "CHECKSUM.VERIFY")

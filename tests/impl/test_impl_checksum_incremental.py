@@ -5,6 +5,7 @@ any bin, re-adds of a live path with another size, removes of live and of unknow
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -64,3 +65,25 @@ def test_the_histogram_update_matches_a_full_count() -> None:
     )
     with pytest.raises(ValueError):
         checksum.updated_histogram(full, [], [-1])
+
+
+@pytest.mark.rules("CHECKSUM.WRITE")
+def test_a_table_recreated_under_the_writer_is_counted_in_full(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    log = DeltaLog(root, clock=lambda: NOW)
+
+    def create(writer: DeltaLog, sizes: list[int]) -> None:
+        OptimisticTransaction(writer, None, clock=lambda: NOW).commit(
+            [Protocol(1, 2), Metadata("t", SCHEMA, (), {})]
+        )
+        OptimisticTransaction(writer).commit(
+            [AddFile(f"f{i}", {}, size, NOW, True) for i, size in enumerate(sizes)]
+        )
+
+    create(log, [1, 2, 3])  # our writer computed the checksum of version 1
+    shutil.rmtree(root)
+    create(DeltaLog(root, clock=lambda: NOW, cache=False), [2**40, 9000])  # another table
+    version = OptimisticTransaction(log).commit([AddFile("g", {}, 7, NOW, True)])
+    cold = DeltaLog(root, clock=lambda: NOW, cache=False).snapshot(version)
+    written = checksum.read_checksum(log, version)
+    assert written == checksum.version_checksum(cold, written and written.get("txnId"))
