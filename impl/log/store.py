@@ -472,6 +472,11 @@ class LocalLogStore(LogStore):
                 raise
             # a read-only or unwritable table: nothing was written, so not an unknown outcome
             raise paths.access_error(exc, table=self._table_path, file=name) from None
+        if os.path.lexists(final):
+            # a lost race known before writing: no temporary file, no fsync (the link below
+            # stays the one that decides when the name appears between this check and it)
+            exists = FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), final)
+            raise self._exists_error(name) from exists
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)
         durable = not is_checksum_name(name)
