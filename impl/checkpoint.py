@@ -455,6 +455,7 @@ def checkpoint_version(
     """
     snapshot = log.snapshot(version)
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
+    log.wrote_checkpoint(result.files)
     if log_cleanup_enabled(snapshot.metadata):
         cleanup_expired_logs(log, version, now_ms, snapshot.metadata)
         sweep_temp_files(log.store, now_ms)
@@ -512,30 +513,47 @@ def cleanup_expired_logs(
         return []
     cutoff = now_ms - properties.log_retention_ms
     cutoff -= cutoff % DAY_MS
-    listed = store.list_from("")
-    entries = _timed_entries(listed, checkpoint_version)
-    listing = LogListing.of(listed, full=True)
+    names = store.list_names()
+    entries, infos = _timed_entries(store, names, checkpoint_version, cutoff)
+    listing = LogListing.of(infos, full=True)
     keep_from = _new_start(_log_of(log_or_store), listing, entries, checkpoint_version, cutoff)
     if keep_from is None:
         return []
-    return _delete_before(store, listed, [name for name, _, _ in entries[:keep_from]])
+    return _delete_before(store, names, [name for name, _, _ in entries[:keep_from]])
 
 
-def _timed_entries(listed: list[FileInfo], last_version: int) -> list[tuple[str, int, int]]:
+def _timed_entries(
+    store: LogStore, names: list[str], last_version: int, cutoff: int
+) -> tuple[list[tuple[str, int, int]], list[FileInfo]]:
     """Commit, checkpoint and checksum files up to ``last_version`` in name order, as
-    ``(name, version, time)`` with the times made strictly increasing."""
+    ``(name, version, time)`` with the times made strictly increasing, and their listings.
+
+    Only the prefix that may expire is looked at (one ``stat`` each): the made-increasing times
+    never decrease, so once one is past ``cutoff`` no later file's predecessor can expire, and
+    the entries stop after the files of that version (the rest of a checkpoint whose first file
+    it is). Cleanup costs what it may delete, not the length of the log."""
     entries: list[tuple[str, int, int]] = []
+    infos: list[FileInfo] = []
     previous: int | None = None
-    for info in listed:
-        version = log_file_version(info.name)
+    last: int | None = None  # the version of the first file past the cutoff
+    for name in names:
+        version = log_file_version(name)
         if version is None or version > last_version:
             continue
+        if last is not None and version != last:
+            break
+        info = store.stat(name)
+        if info is None:
+            continue  # deleted since the listing (another cleanup)
         time = info.modification_time
         if previous is not None and time <= previous:
             time = previous + 1
         previous = time
-        entries.append((info.name, version, time))
-    return entries
+        entries.append((name, version, time))
+        infos.append(info)
+        if last is None and time > cutoff:
+            last = version
+    return entries, infos
 
 
 def _new_start(
@@ -565,13 +583,11 @@ def _new_start(
     return None
 
 
-def _delete_before(store: LogStore, listed: list[FileInfo], doomed: list[str]) -> list[str]:
+def _delete_before(store: LogStore, names: list[str], doomed: list[str]) -> list[str]:
     """Delete ``doomed`` oldest first, then the hidden Hadoop checksums that belong to them."""
     doomed_set = set(doomed)
     hidden = {
-        info.name
-        for info in listed
-        if (owner := hadoop_crc_of(info.name)) is not None and owner in doomed_set
+        name for name in names if (owner := hadoop_crc_of(name)) is not None and owner in doomed_set
     }
     deleted: list[str] = []
     for name in doomed:  # oldest first: a crash half-way leaves only a prefix gone

@@ -1,8 +1,12 @@
 """Version checksum files ``<v>.crc`` (spec/timestamps.md: CHECKSUM.WRITE, CHECKSUM.VERIFY).
 
-The writer writes one after each commit from the snapshot at that version (never incrementally
-from the previous checksum, so a corrupt one is not carried forward); a reader verifies one on
-request. Neither ever fails a commit or a read on its own.
+The writer writes one after each commit from the snapshot at that version; a reader verifies
+one on request. Neither ever fails a commit or a read on its own. When the writer computed the
+checksum of the previous version itself (kept in memory per :class:`DeltaLog`, never read back
+from a ``.crc`` file, so a corrupt file is not carried forward), the file size histogram is
+updated from it with the rows of the files the commit touched, as delta-spark updates its
+checksums incrementally; every other field comes from the snapshot, and the result is the one
+computed in full.
 """
 
 from __future__ import annotations
@@ -11,15 +15,19 @@ import bisect
 import itertools
 import json
 import logging
+import threading
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaspec.impl import codec
-from deltaspec.impl.actions import Action, CommitInfo
+from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
 from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.replay.commits import read_checked_commit
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.rules import rule
 
@@ -91,10 +99,76 @@ def file_size_histogram(sizes: Sequence[int] | pa.Array | pa.ChunkedArray) -> di
     }
 
 
+def updated_histogram(
+    histogram: dict[str, list[int]], gone: Sequence[int], new: Sequence[int]
+) -> dict[str, list[int]]:
+    """``histogram`` (:func:`file_size_histogram`) without the files of sizes ``gone`` and with
+    those of sizes ``new``."""
+    counts = list(histogram["fileCounts"])
+    totals = list(histogram["totalBytes"])
+    for sizes, sign in ((gone, -1), (new, 1)):
+        for size in sizes:
+            if size < 0:
+                raise ValueError(f"a file size is negative: {size}")
+            index = bisect.bisect_right(BIN_BOUNDARIES, size) - 1
+            counts[index] += sign
+            totals[index] += sign * size
+    return {
+        "sortedBinBoundaries": list(BIN_BOUNDARIES),
+        "fileCounts": counts,
+        "totalBytes": totals,
+    }
+
+
+@dataclass(frozen=True)
+class _Previous:
+    """The checksum a writer computed for ``snapshot`` (its version's)."""
+
+    snapshot: Snapshot
+    checksum: dict[str, Any]
+
+
+_PREVIOUS: weakref.WeakKeyDictionary[DeltaLog, _Previous] = weakref.WeakKeyDictionary()
+_PREVIOUS_LOCK = threading.Lock()
+
+
+def _touched_sizes(files: pa.Table, paths: pa.Array) -> list[int]:
+    """The sizes of the rows of ``files`` whose path is in ``paths``."""
+    hit = pc.is_in(files.column("path"), value_set=paths)
+    return [int(size) for size in files.column("size").filter(hit).to_pylist()]
+
+
+def _histogram(
+    snapshot: Snapshot, previous: _Previous | None, actions: Sequence[Action] | None
+) -> dict[str, list[int]]:
+    """The file size histogram of ``snapshot``: updated from ``previous`` (the checksum of the
+    version before, with its snapshot) by the rows of the files ``actions`` (the commit between
+    them) touched, or else computed in full."""
+    if previous is None or actions is None or previous.snapshot.version != snapshot.version - 1:
+        return file_size_histogram(snapshot.live_files.column("size"))
+    touched = {a.path for a in actions if isinstance(a, AddFile | RemoveFile)}
+    paths = pa.array(sorted(touched), type=pa.string())
+    updated = updated_histogram(
+        previous.checksum["fileSizeHistogram"],
+        _touched_sizes(previous.snapshot.live_files, paths),
+        _touched_sizes(snapshot.live_files, paths),
+    )
+    sizes = snapshot.live_files.column("size")
+    total = int(pc.sum(sizes).as_py() or 0) if len(sizes) else 0
+    if sum(updated["fileCounts"]) != len(sizes) or sum(updated["totalBytes"]) != total:
+        return file_size_histogram(sizes)  # not the same table's history: count in full
+    return updated
+
+
 @rule("CHECKSUM.WRITE", "CHECKSUM.VERIFY")
-def version_checksum(snapshot: Snapshot, txn_id: str | None = None) -> dict[str, Any]:
+def version_checksum(
+    snapshot: Snapshot,
+    txn_id: str | None = None,
+    histogram: dict[str, list[int]] | None = None,
+) -> dict[str, Any]:
     """CHECKSUM.WRITE: the checksum of ``snapshot`` in delta-spark 4.4.0's field order (no
-    ``allFiles``, which delta-spark writes only for small tables and readers may ignore)."""
+    ``allFiles``, which delta-spark writes only for small tables and readers may ignore);
+    ``histogram`` is its file size histogram when the caller has it (computed otherwise)."""
     sizes = snapshot.live_files.column("size")
     checksum: dict[str, Any] = {} if txn_id is None else {"txnId": txn_id}
     total = pc.sum(sizes).as_py() if len(sizes) else 0
@@ -111,7 +185,7 @@ def version_checksum(snapshot: Snapshot, txn_id: str | None = None) -> dict[str,
         "domainMetadata": [_json_of(d) for _, d in sorted(snapshot.domains.items())],
         "metadata": _json_of(snapshot.metadata),
         "protocol": _json_of(snapshot.protocol),
-        "fileSizeHistogram": file_size_histogram(sizes),
+        "fileSizeHistogram": file_size_histogram(sizes) if histogram is None else histogram,
     }
     return checksum
 
@@ -119,9 +193,16 @@ def version_checksum(snapshot: Snapshot, txn_id: str | None = None) -> dict[str,
 def write_checksum(log: DeltaLog, version: int) -> None:
     """CHECKSUM.WRITE: write ``<version>.crc`` after the commit landed; an existing file is
     left alone. Raises on failure: the caller (the post-commit step) logs and goes on."""
-    info = next((a for a in log.read_commit(version) if isinstance(a, CommitInfo)), None)
+    actions = read_checked_commit(log.store, version)
+    info = next((a for a in actions if isinstance(a, CommitInfo)), None)
     txn_id = info.get("txnId") if info is not None else None
-    checksum = version_checksum(log.snapshot(version), txn_id if isinstance(txn_id, str) else None)
+    snapshot = log.snapshot(version)
+    with _PREVIOUS_LOCK:
+        previous = _PREVIOUS.get(log)
+    histogram = _histogram(snapshot, previous, actions)
+    checksum = version_checksum(snapshot, txn_id if isinstance(txn_id, str) else None, histogram)
+    with _PREVIOUS_LOCK:
+        _PREVIOUS[log] = _Previous(snapshot, checksum)
     data = json.dumps(checksum, separators=(",", ":")).encode("utf-8")
     if not log.store.exists(checksum_name(version)):
         log.store.write_new(checksum_name(version), data)

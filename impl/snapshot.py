@@ -83,7 +83,9 @@ from deltaspec.rules import rule
 __all__ = [
     "CHECKPOINT_CACHE_SIZE",
     "COMMIT_CACHE_ACTIONS",
+    "LIVE_FILES_CHUNKS",
     "RELIST_ATTEMPTS",
+    "WRITTEN_CHECKPOINT_FILES",
     "DeltaLog",
     "Snapshot",
     "wall_clock_ms",
@@ -249,9 +251,37 @@ COMMIT_CACHE_ACTIONS = 100_000
 """Decoded actions (of all commits together) a :class:`DeltaLog` keeps, least recently used out."""
 
 
+WRITTEN_CHECKPOINT_FILES = 64
+"""Names of the checkpoint files a :class:`DeltaLog` wrote that it remembers, oldest out."""
+
 RELIST_ATTEMPTS = 3
 """Loads of one snapshot, each from a fresh listing, while files the previous one listed
 disappear under it (SNAPSHOT.RELIST)."""
+
+
+LIVE_FILES_CHUNKS = 16
+"""Chunks a snapshot's live files may have: each refresh appends one (its commits' adds), and
+past this many they are combined into one (a copy of the table)."""
+
+
+def _bounded_chunks(files: pa.Table) -> pa.Table:
+    """``files`` with at most :data:`LIVE_FILES_CHUNKS` chunks."""
+    if files.num_columns and files.column(0).num_chunks > LIVE_FILES_CHUNKS:
+        return files.combine_chunks()
+    return files
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """The last snapshot a :class:`DeltaLog` built, with the files it was built from as listed:
+    the checkpoint it started at and each commit file after it (None where the listing showed
+    no file for a version, e.g. one a compaction file replayed), and the commit file of its own
+    version (``anchor``, None if not listed)."""
+
+    snapshot: Snapshot
+    start: CheckpointFiles | None
+    commits: dict[int, FileInfo | None]
+    anchor: FileInfo | None
 
 
 def wall_clock_ms() -> int:
@@ -274,8 +304,10 @@ class DeltaLog:
     (and checked) commit actions, each keyed on the file's name, size and modification time as
     the listing shows them, so a file that differs from what was kept is read again. States
     read with v2 sidecars are never kept, since no listing shows the sidecars. It also keeps the
-    last snapshot it built, and a load that lists the very same checkpoint and commit files for
-    the same version gets it again, as of its own clock.
+    last snapshot it built: a load that lists the very same checkpoint and commit files for the
+    same version gets it again, as of its own clock, and a load of a later version applies only
+    the commits after it to its state (a refresh costs the new commits, not the table; see
+    :meth:`_refreshed` for when a refresh is possible).
     """
 
     def __init__(
@@ -293,7 +325,8 @@ class DeltaLog:
         self._checkpoints: OrderedDict[CheckpointFiles, ReplayState] = OrderedDict()
         self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
         self._kept_actions = 0
-        self._last_snapshot: tuple[tuple[Any, ...], Snapshot] | None = None
+        self._last_snapshot: _Kept | None = None
+        self._written: OrderedDict[str, None] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -429,6 +462,9 @@ class DeltaLog:
         newest usable checkpoint at or below it, else from commit 0."""
         now = self.clock()
         target = self._target(listing, requested)
+        refreshed = self._refreshed(listing, target, now)
+        if refreshed is not None:
+            return refreshed
         candidates = [
             cp
             for v in sorted((v for v in listing.checkpoints if v <= target), reverse=True)
@@ -446,7 +482,7 @@ class DeltaLog:
             except UnusableCheckpoint as unusable:
                 failed[cp.files[0].name] = unusable.error
                 continue
-            return self._keep(listing, cp, self._replay(listing, state, cp, target, now))
+            return self._keep(self._replay(listing, state, cp, target, now), cp, listing)
         errors = list(failed.values())
         if not listing.full:
             # older checkpoints and commit 0 are only in a full listing
@@ -465,7 +501,7 @@ class DeltaLog:
         kept = self._kept_snapshot(listing, None, target, now)
         if kept is not None:
             return kept
-        return self._keep(listing, None, self._replay(listing, ReplayState(), None, target, now))
+        return self._keep(self._replay(listing, ReplayState(), None, target, now), None, listing)
 
     # --- the cache -----------------------------------------------------------------------------
 
@@ -491,13 +527,9 @@ class DeltaLog:
         return actions
 
     @staticmethod
-    def _replayed_files(
-        listing: LogListing, cp: CheckpointFiles | None, target: int
-    ) -> tuple[Any, ...]:
-        """What a snapshot at ``target`` replayed from ``cp`` is built from, as listed: the
-        checkpoint's files and each commit file after it (name, size, modification time)."""
-        first = -1 if cp is None else cp.version
-        return (cp, target, *(listing.commits.get(v) for v in range(first + 1, target + 1)))
+    def _listed_commits(listing: LogListing, first: int, target: int) -> dict[int, FileInfo | None]:
+        """The commit files of versions ``first + 1 .. target`` as ``listing`` shows them."""
+        return {v: listing.commits.get(v) for v in range(first + 1, target + 1)}
 
     def _kept_snapshot(
         self, listing: LogListing, cp: CheckpointFiles | None, target: int, now: int
@@ -510,9 +542,16 @@ class DeltaLog:
             return None
         with self._lock:
             kept = self._last_snapshot
-        if kept is None or kept[0] != self._replayed_files(listing, cp, target):
+        if kept is None or kept.snapshot.version != target or kept.start != cp:
             return None
-        snapshot = kept[1]
+        first = -1 if cp is None else cp.version
+        if kept.commits != self._listed_commits(listing, first, target):
+            return None
+        return self._as_of(kept.snapshot, now)
+
+    @staticmethod
+    def _as_of(snapshot: Snapshot, now: int) -> Snapshot:
+        """``snapshot`` with its own mutable dicts, as of ``now``."""
         return replace(
             snapshot,
             domains=dict(snapshot.domains),
@@ -521,19 +560,85 @@ class DeltaLog:
         )
 
     def _keep(
-        self, listing: LogListing, cp: CheckpointFiles | None, snapshot: Snapshot
+        self, snapshot: Snapshot, start: CheckpointFiles | None, listing: LogListing
     ) -> Snapshot:
-        """Remember ``snapshot`` (see :meth:`_kept_snapshot`) and return it."""
+        """Remember ``snapshot``, built from ``start`` and the commits after it as ``listing``
+        shows them (see :meth:`_kept_snapshot` and :meth:`_refreshed`), and return it."""
         if self.cache:
-            built_from = self._replayed_files(listing, cp, snapshot.version)
-            kept = replace(
-                snapshot,
-                domains=dict(snapshot.domains),
-                all_app_transactions=dict(snapshot.all_app_transactions),
-            )
+            version = snapshot.version
+            first = -1 if start is None else start.version
+            commits = self._listed_commits(listing, first, version)
+            anchor = listing.commits.get(version)
+            kept = _Kept(self._as_of(snapshot, snapshot.now_ms), start, commits, anchor)
             with self._lock:
-                self._last_snapshot = (built_from, kept)
+                self._last_snapshot = kept
         return snapshot
+
+    def _refreshed(self, listing: LogListing, target: int, now: int) -> Snapshot | None:
+        """The snapshot at ``target`` from the one last built at a version ``k <= target``, by
+        applying only commits ``k + 1 .. target`` to its state (SNAPSHOT.REPLAY), as a long-lived
+        reader refreshes; None when that is not possible. It is possible when the listing shows
+        commit ``k`` as the very file the kept snapshot was built from, no other commit file it
+        was built from differs (LOG.PUT_IF_ABSENT: a listed file never changes, so the state at
+        ``k`` is still the log's), and the commits after ``k`` up to ``target`` are all listed
+        (LOG.CONTIGUITY) from where a cold load would start: the newest complete checkpoint
+        the listing shows at or below ``target`` (or commit 0 in a full listing without one),
+        which is also the snapshot's ``checkpoint_version``. That checkpoint must be the kept
+        snapshot's own start or one this log has read whole or written, and a log a cold load
+        could not reconstruct is not refreshed either, so both load the same snapshot. The
+        result is kept as replayed from that checkpoint: what a refresh checks stays bounded by
+        the commits since the newest checkpoint."""
+        if not self.cache:
+            return None
+        with self._lock:
+            kept = self._last_snapshot
+        if kept is None or kept.snapshot.version > target:
+            return None
+        base = kept.snapshot
+        if kept.anchor is None or listing.commits.get(base.version) != kept.anchor:
+            return None
+        for version, info in kept.commits.items():
+            shown = listing.commits.get(version)
+            if shown is not None and shown != info:
+                return None
+        cp = next(
+            (cps[0] for v, cps in sorted(listing.checkpoints.items(), reverse=True) if v <= target),
+            None,
+        )
+        if cp is None and not (listing.full and 0 in listing.commits):
+            return None  # a cold load would find no start: neither does a refresh
+        if cp is not None and cp != kept.start and not self._was_read(cp):
+            return None  # a cold load would read it first: whether it is usable is not known
+        start = -1 if cp is None else cp.version
+        needed = self._listed_commits(listing, min(start, base.version), target)
+        if any(info is None for info in needed.values()):
+            return None
+        state = ReplayState(
+            base.protocol,
+            base.metadata,
+            dict(base.all_app_transactions),
+            dict(base.domains),
+            base.live_files,
+            base.all_tombstones,
+        )
+        return self._keep(
+            self._replay(listing, state, cp, target, now, first=base.version), cp, listing
+        )
+
+    def wrote_checkpoint(self, names: tuple[str, ...]) -> None:
+        """Note that this log wrote the checkpoint files ``names`` from a snapshot it loaded: a
+        refresh may then start from them without reading them (see :meth:`_refreshed`)."""
+        with self._lock:
+            for name in names:
+                self._written[name] = None
+            while len(self._written) > WRITTEN_CHECKPOINT_FILES:
+                self._written.popitem(last=False)
+
+    def _was_read(self, cp: CheckpointFiles) -> bool:
+        """Whether checkpoint ``cp`` is known usable: its state is kept (it was read whole) or
+        this log wrote it."""
+        with self._lock:
+            return cp in self._checkpoints or all(f.name in self._written for f in cp.files)
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it
@@ -579,10 +684,12 @@ class DeltaLog:
         cp: CheckpointFiles | None,
         target: int,
         now: int,
+        first: int | None = None,
     ) -> Snapshot:
-        """Apply commits after the start up to ``target`` (SNAPSHOT.RECONCILE) and finish the
-        snapshot."""
-        first = -1 if cp is None else cp.version
+        """Apply the commits after ``first`` (default: the start, ``cp``) up to ``target``
+        (SNAPSHOT.RECONCILE) and finish the snapshot."""
+        if first is None:
+            first = -1 if cp is None else cp.version
         last_actions = reconcile(state, self._commits_after(listing, first, target))
         protocol, metadata = require_protocol_and_metadata(state, self.table_path, target, cp)
         files = state.files
@@ -595,7 +702,7 @@ class DeltaLog:
             timestamp=self._timestamp(listing, target, metadata, last_actions, cp),
             domains=dict(state.domains),
             all_app_transactions=dict(state.txns),
-            live_files=files.combine_chunks() if files.num_columns else files,
+            live_files=_bounded_chunks(files),
             all_tombstones=state.tombstones,
             now_ms=now,
         )

@@ -139,6 +139,14 @@ class FaultyLogStore(LogStore):
                 listed = [info for info in listed if info.name != commits[-1]]
         return listed
 
+    def list_names(self) -> list[str]:
+        if self._fires(Fault.SLOW_LISTING):
+            time.sleep(self.plan.listing_delay_s)
+        return self.inner.list_names()
+
+    def stat(self, name: str) -> FileInfo | None:
+        return self.inner.stat(name)
+
     def list_dir(self, subdir: str) -> list[FileInfo]:
         return self.inner.list_dir(subdir)
 

@@ -30,6 +30,7 @@ __all__ = [
     "compaction_name",
     "hadoop_crc_of",
     "is_checkpoint_name",
+    "is_checksum_name",
     "is_temp_name",
     "leading_version",
     "log_file_version",
@@ -165,6 +166,11 @@ def hadoop_crc_of(name: str) -> str | None:
     """The file a hidden Hadoop checksum ``.<name>.crc`` belongs to, else None."""
     match = _HADOOP_CRC.fullmatch(name)
     return None if match is None else match[1]
+
+
+def is_checksum_name(name: str) -> bool:
+    """Whether ``name`` is a version checksum file ``<v>.crc`` (CHECKSUM.WRITE)."""
+    return _CRC.fullmatch(name) is not None
 
 
 def is_temp_name(name: str) -> bool:

@@ -35,6 +35,7 @@ from deltaspec.impl.log.names import (
     LAST_CHECKPOINT,
     LOG_DIR,
     SIDECARS_DIR,
+    is_checksum_name,
     is_temp_name,
     leading_version,
     parse_commit_name,
@@ -230,6 +231,15 @@ class LogStore(abc.ABC):
         :meth:`list_dir`. An absent ``_delta_log`` lists as empty (LOG.NEW_TABLE).
         """
 
+    def list_names(self) -> list[str]:
+        """The names :meth:`list_from` lists from the start, without sizes or times: a listing
+        that costs no ``stat`` per file where the store can tell (log cleanup, RETENTION.LOG)."""
+        return [info.name for info in self.list_from("")]
+
+    def stat(self, name: str) -> FileInfo | None:
+        """``name`` as :meth:`list_from` would list it, or None when it is not there."""
+        return next((info for info in self.list_from(name) if info.name == name), None)
+
     @abc.abstractmethod
     def list_dir(self, subdir: str) -> list[FileInfo]:
         """The files in ``_delta_log/<subdir>`` (for ``_sidecars``), sorted, named ``<subdir>/<f>``.
@@ -264,9 +274,13 @@ class LocalLogStore(LogStore):
     EEXIST if the final name exists, so the link is an atomic create-if-absent
     (LOG.PUT_IF_ABSENT), and the final name appears with its complete content
     (LOG.ATOMIC_VISIBILITY). The directory is fsynced so the new entry survives a crash, and the
-    temporary file is always removed, whether the write succeeded or not. Temporary files are
-    never listed (LOG.LISTING); a process killed between creating and removing one leaves it
-    behind, hidden from listings.
+    temporary file is always removed, whether the write succeeded or not. Version checksum files
+    (``<v>.crc``) are the exception: advisory (CHECKSUM.WRITE, CHECKSUM.VERIFY), they are
+    published the same way but fsynced neither as a file nor as a directory entry. A crash can
+    lose one, or leave a prefix of its JSON, which no reader accepts as a checksum (an absent or
+    unreadable ``.crc`` is ignored); the commit it describes was made durable before it.
+    Temporary files are never listed (LOG.LISTING); a process killed between creating and
+    removing one leaves it behind, hidden from listings.
 
     File systems without hard links (link fails with EPERM, ENOTSUP, ...) publish the temporary
     file with ``renameat2(RENAME_NOREPLACE)`` instead, which is just as atomic and exclusive; one
@@ -346,6 +360,35 @@ class LocalLogStore(LogStore):
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
         return self._scan(self._log_dir, "", start)
+
+    def list_names(self) -> list[str]:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().list_names()  # a subclass that shapes listings: keep its view
+        self._check_dirs([""])
+        try:
+            with os.scandir(self._log_dir) as iterator:
+                names = [
+                    e.name
+                    for e in iterator
+                    if not is_temp_name(e.name)
+                    and (
+                        e.is_file(follow_symlinks=False)
+                        or e.is_symlink()
+                        or leading_version(e.name) is not None
+                    )
+                ]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(names)
+
+    def stat(self, name: str) -> FileInfo | None:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().stat(name)
+        try:
+            stat = os.lstat(self._path(name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileInfo(name, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
         if len(_check_name(subdir)) != 1:
@@ -429,14 +472,21 @@ class LocalLogStore(LogStore):
                 raise
             # a read-only or unwritable table: nothing was written, so not an unknown outcome
             raise paths.access_error(exc, table=self._table_path, file=name) from None
+        if os.path.lexists(final):
+            # a lost race known before writing: no temporary file, no fsync (the link below
+            # stays the one that decides when the name appears between this check and it)
+            exists = FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), final)
+            raise self._exists_error(name) from exists
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)
+        durable = not is_checksum_name(name)
         try:
-            _write_temp(temp, data, kind)
+            _write_temp(temp, data, kind, durable)
             crashpoints.reached(f"{kind}.after_temp")
             self._publish(name, temp, final)
             crashpoints.reached(f"{kind}.after_link")
-            _fsync_dir(directory)
+            if durable:
+                _fsync_dir(directory)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
@@ -525,11 +575,15 @@ def _check_data(data: bytes) -> None:
         raise TypeError(f"log file content is bytes, not {type(data).__name__}")
 
 
-def _write_temp(path: str, data: bytes, kind: str) -> None:
-    """:func:`_write_file`, or, when crash points are active, the same in two halves with the
-    crash point ``<kind>.temp_partial`` between them."""
+def _write_temp(path: str, data: bytes, kind: str, durable: bool = True) -> None:
+    """:func:`_write_file` (fsynced only if ``durable``), or, when crash points are active, the
+    same in two halves with the crash point ``<kind>.temp_partial`` between them."""
     if not crashpoints.active():
-        _write_file(path, data)
+        if durable:
+            _write_file(path, data)
+        else:
+            with open(path, "xb") as file:
+                file.write(data)
         return
     with open(path, "xb") as file:
         half = len(data) // 2

@@ -1,0 +1,155 @@
+"""Refreshing a loaded table applies only the new commits to the state it keeps, and loads what a
+cold load loads, over random histories with checkpoints, log cleanup, checksums, removes and time
+travel (SNAPSHOT.REPLAY, CHECKPOINT.READ)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from support import examples
+
+from deltaspec.impl import checksum
+from deltaspec.impl.actions import AddFile, Metadata, Protocol, RemoveFile, SetTransaction
+from deltaspec.impl.checkpoint import checkpoint_version
+from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.store import LocalLogStore
+from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
+from deltaspec.impl.txn.transaction import OptimisticTransaction
+
+NOW = 1_700_000_000_000
+LATER = wall_clock_ms() + 90 * 86_400_000
+"""A clock at which every file written now is past the default log retention (30 days)."""
+SCHEMA = json.dumps(
+    {
+        "type": "struct",
+        "fields": [{"name": "p", "type": "integer", "nullable": True, "metadata": {}}],
+    }
+)
+STEP = st.tuples(
+    st.sampled_from(["append", "append", "remove", "txn", "checkpoint", "crc", "time travel"]),
+    st.integers(0, 3),
+)
+
+
+def _digest(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "version": snapshot.version,
+        "checkpoint": snapshot.checkpoint_version,
+        "timestamp": snapshot.timestamp,
+        "protocol": snapshot.protocol,
+        "metadata": snapshot.metadata,
+        "files": sorted(snapshot.files.items()),
+        "tombstones": sorted(snapshot.all_tombstones.to_pylist(), key=lambda r: r["path"]),
+        "txns": sorted(snapshot.all_app_transactions.items()),
+        "domains": sorted(snapshot.domains.items()),
+    }
+
+
+def _loads(log: DeltaLog, version: int | None) -> dict[str, Any] | str:
+    try:
+        return _digest(log.snapshot(version))
+    except DeltaError as error:
+        return type(error).__name__
+
+
+def _step(writer: DeltaLog, reader: DeltaLog, kind: str, n: int, counter: int) -> None:
+    if kind == "checkpoint":
+        checkpoint_version(writer, writer.latest_version(), now_ms=LATER)  # cleans up too
+        return
+    if kind == "crc":
+        checksum.write_checksum(writer, writer.latest_version())
+        return
+    if kind == "time travel":
+        _loads(reader, max(0, reader.latest_version() - n))  # the reader keeps an older one
+        return
+    txn = OptimisticTransaction(writer, clock=lambda: NOW + counter)
+    live = sorted(txn.snapshot.files.values(), key=lambda f: f.path) if txn.snapshot else []
+    if kind == "remove" and live:
+        doomed = live[n % len(live)]
+        # removed "at" LATER: a checkpoint written at LATER keeps the tombstone, as the loads do
+        txn.commit([RemoveFile(doomed.path, LATER, True, True, doomed.partition_values, 1)])
+    elif kind == "txn":
+        txn.commit([SetTransaction(f"app-{n}", counter, NOW)])
+    else:
+        txn.commit([AddFile(f"p={n}/f{counter}.parquet", {"p": str(n)}, 10 + n, NOW, True)])
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "RETENTION.LOG")
+@examples(0.25)
+@given(steps=st.lists(STEP, min_size=1, max_size=12), interval=st.sampled_from([2, 3, 100]))
+def test_a_refreshed_snapshot_is_the_cold_one(steps: list[tuple[str, int]], interval: int) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory) / "t"
+        writer = DeltaLog(root, clock=lambda: NOW)
+        reader = DeltaLog(root, clock=lambda: NOW)
+        configuration = {"delta.checkpointInterval": str(interval)}
+        OptimisticTransaction(writer, None, clock=lambda: NOW).commit(
+            [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), configuration)]
+        )
+        for counter, (kind, n) in enumerate(steps, start=1):
+            _step(writer, reader, kind, n, counter)
+            cold = DeltaLog(root, clock=lambda: NOW, cache=False)
+            expected = _loads(cold, None)
+            assert _loads(reader, None) == expected
+            assert _loads(writer, None) == expected
+
+
+class _CountingStore(LocalLogStore):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def read(self, name: str) -> bytes:
+        self.reads.append(name)
+        return super().read(name)
+
+    def local_path(self, name: str) -> str | None:
+        self.reads.append(name)
+        return super().local_path(name)
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY")
+def test_a_refresh_reads_only_the_new_commits(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    writer = DeltaLog(root, clock=lambda: NOW)
+    configuration = {"delta.checkpointInterval": "3"}
+    OptimisticTransaction(writer, None, clock=lambda: NOW).commit(
+        [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), configuration)]
+    )
+    for i in range(4):  # a checkpoint at version 3
+        OptimisticTransaction(writer).commit([AddFile(f"f{i}", {"p": "0"}, 1, NOW, True)])
+    store = _CountingStore(root)
+    reader = DeltaLog(root, store=store, clock=lambda: NOW)
+    assert reader.snapshot().version == 4
+    OptimisticTransaction(writer).commit([AddFile("f4", {"p": "0"}, 1, NOW, True)])
+    store.reads.clear()
+    snapshot = reader.snapshot()
+    assert snapshot.version == 5 and snapshot.checkpoint_version == 3
+    assert [r for r in store.reads if r != "_last_checkpoint"] == [commit_name(5)]
+    assert sorted(f.path for f in snapshot.files.values()) == [f"f{i}" for i in range(5)]
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY", "LOG.PUT_IF_ABSENT")
+def test_a_rewritten_commit_is_not_refreshed_onto(tmp_path: Path) -> None:
+    """A table re-created at the same path: the kept state is not the log's any more."""
+    root = tmp_path / "t"
+    log = DeltaLog(root, clock=lambda: NOW)
+    OptimisticTransaction(log, None, clock=lambda: NOW).commit(
+        [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), {})]
+    )
+    OptimisticTransaction(log).commit([AddFile("old", {"p": "0"}, 1, NOW, True)])
+    assert {f.path for f in log.snapshot().files.values()} == {"old"}
+    path = root / "_delta_log" / commit_name(1)
+    path.unlink()
+    other = DeltaLog(root, clock=lambda: NOW, cache=False)
+    OptimisticTransaction(other).commit([AddFile("new-and-longer", {"p": "0"}, 1, NOW, True)])
+    os.utime(path, ns=(0, 0))
+    assert {f.path for f in log.snapshot().files.values()} == {"new-and-longer"}
