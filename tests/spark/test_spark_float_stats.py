@@ -136,9 +136,8 @@ def test_float_bounds_print_as_java_float_to_string() -> None:
         {"f": stats.as_float(3.4028234663852886e38)},
         {},
     )
-    assert (
-        text
-        == '{"numRecords":1,"minValues":{"f":1.4E-45},"maxValues":{"f":3.4028235E38},"nullCount":{}}'
+    assert text == (
+        '{"numRecords":1,"minValues":{"f":1.4E-45},"maxValues":{"f":3.4028235E38},"nullCount":{}}'
     )
 
 
@@ -155,9 +154,7 @@ def test_footers_that_leave_nan_out_give_no_float_bounds(tmp_path: Path) -> None
         pa.table(
             {
                 "d": pa.array([NAN, 1.0, 2.0]),
-                "f": pa.array([1.0, 2.0], pa.float32())
-                if False
-                else pa.array([1.0, 2.0, 3.0], pa.float32()),
+                "f": pa.array([1.0, 2.0, 3.0], pa.float32()),
             }
         ),
         file,
