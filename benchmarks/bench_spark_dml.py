@@ -25,8 +25,9 @@ import shutil
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +42,13 @@ Operation = Callable[[str], object]
 
 @dataclass(frozen=True)
 class Sides:
-    """One operation on each side, and the template table both start from."""
+    """One operation on each side, the template table both start from, and (warm runs)
+    delta-spark's untimed load of the table's log into its session cache first."""
 
     template: str
     ours: Operation
     theirs: Operation
+    load_theirs: Operation | None = None
 
 
 class Clock:
@@ -78,7 +81,7 @@ def _templates(spark: Any, work: Path, rows: int) -> dict[str, str]:
     return {"base": base, "small": small}
 
 
-def _sides(spark: Any, templates: dict[str, str], rows: int) -> dict[str, Sides]:
+def _sides(spark: Any, templates: dict[str, str], rows: int, warm: bool) -> dict[str, Sides]:
     from delta.tables import DeltaTable
 
     from deltaspec.impl.snapshot import DeltaLog
@@ -108,12 +111,15 @@ def _sides(spark: Any, templates: dict[str, str], rows: int) -> dict[str, Sides]
         (DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), "t.id = s.id")
          .whenMatchedUpdate(set={"x": "s.x"}).whenNotMatchedInsertAll().execute())  # fmt: skip
 
-    def their_snapshot(path: str) -> int:
-        jvm.clearCache()
+    def their_load(path: str) -> int:
         return int(jvm.forTable(spark._jsparkSession, path).unsafeVolatileSnapshot().numOfFiles())
 
+    def their_snapshot(path: str) -> int:
+        jvm.clearCache()
+        return their_load(path)
+
     base, small = templates["base"], templates["small"]
-    return {
+    sides = {
         "write": Sides(
             base,
             lambda p: write_delta(appended, p, mode="append"),
@@ -139,18 +145,35 @@ def _sides(spark: Any, templates: dict[str, str], rows: int) -> dict[str, Sides]
         ),
         "snapshot": Sides(base, lambda p: len(DeltaLog(p).snapshot().files), their_snapshot),
     }
+    if warm:
+        sides = {n: replace(found, load_theirs=their_load) for n, found in sides.items()}
+    return sides
+
+
+def _contents(spark: Any, path: str) -> tuple[Any, ...]:
+    return tuple(
+        spark.read.format("delta").load(path).selectExpr("count(*)", "sum(x)", "sum(id)").first()
+    )
 
 
 def _pair(
-    clock: Clock, sides: Sides, work: Path, ours_first: bool
+    clock: Clock, sides: Sides, work: Path, ours_first: bool, check: Any
 ) -> dict[str, tuple[float, float]]:
-    ours_path, their_path = str(work / "ours"), str(work / "theirs")
+    """Both sides once on fresh copies of the template; ``check`` (a SparkSession, or None)
+    compares the two tables' contents afterwards."""
+    tag = uuid.uuid4().hex  # a new path each pair: no table state cached from an earlier pair
+    ours_path, their_path = str(work / f"ours-{tag}"), str(work / f"theirs-{tag}")
     shutil.copytree(sides.template, ours_path)
     shutil.copytree(sides.template, their_path)
+    if sides.load_theirs is not None:
+        sides.load_theirs(their_path)
     order = [("ours", sides.ours, ours_path), ("theirs", sides.theirs, their_path)]
     taken = {}
     for name, run, path in order if ours_first else reversed(order):
         taken[name] = clock.measure(lambda: run(path))  # noqa: B023 - run at once
+    if check is not None:
+        ours, theirs = _contents(check, ours_path), _contents(check, their_path)
+        assert ours == theirs, f"tables differ after the operation: {ours} != {theirs}"
     shutil.rmtree(ours_path)
     shutil.rmtree(their_path)
     return taken
@@ -169,7 +192,9 @@ def _summary(name: str, found: dict[str, list[float]]) -> str:
     )
 
 
-def measure(rows: int, rounds: int, operations: tuple[str, ...] = OPERATIONS) -> dict[str, Any]:
+def measure(
+    rows: int, rounds: int, operations: tuple[str, ...] = OPERATIONS, warm: bool = False
+) -> dict[str, Any]:
     from deltaspec.conformance.adapters.deltaspark_session import delta_session
 
     spark = delta_session("local[2]", "deltaspec-bench-dml",
@@ -178,12 +203,13 @@ def measure(rows: int, rounds: int, operations: tuple[str, ...] = OPERATIONS) ->
     work = Path(tempfile.mkdtemp(prefix="deltaspec-bench-dml-"))
     out: dict[str, Any] = {}
     try:
-        sides = _sides(spark, _templates(spark, work, rows), rows)
+        sides = _sides(spark, _templates(spark, work, rows), rows, warm)
         for name in operations:
             found: dict[str, list[float]] = {k: [] for k in ("ours_wall", "theirs_wall",
                                                              "ours_cpu", "theirs_cpu")}  # fmt: skip
             for i in range(rounds + 1):  # pair 0 warms up and is dropped
-                taken = _pair(clock, sides[name], work, ours_first=i % 2 == 0)
+                check = spark if i == 0 and name != "snapshot" else None
+                taken = _pair(clock, sides[name], work, i % 2 == 0, check)
                 if i:
                     for side, (wall, cpu) in taken.items():
                         found[f"{side}_wall"].append(wall)
@@ -222,14 +248,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--operations", default=",".join(OPERATIONS))
+    parser.add_argument("--warm", action="store_true", help="delta-spark's log cached first")
     args = parser.parse_args()
     operations = tuple(args.operations.split(","))
-    results = measure(args.rows, args.rounds, operations)
-    RESULTS.write_text(
+    results = measure(args.rows, args.rounds, operations, args.warm)
+    out = RESULTS.with_name("spark_dml_warm.json") if args.warm else RESULTS
+    out.write_text(
         json.dumps(
             {
                 "command": "python -m benchmarks.bench_spark_dml "
-                f"--rows {args.rows} --rounds {args.rounds} --operations {args.operations}",
+                f"--rows {args.rows} --rounds {args.rounds} --operations {args.operations}"
+                + (" --warm" if args.warm else ""),
                 "machine": f"{platform.python_version()}, {platform.machine()}, 2 cores, local[2]",
                 "rows": args.rows,
                 "results": results,
