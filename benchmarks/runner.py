@@ -51,6 +51,10 @@ CASES: dict[str, tuple[str, str]] = {
         "benchmarks.bench_realistic",
         "9: snapshot load on realistic tables, equal work, CPU and wall vs delta-rs",
     ),
+    "spark_dml": (
+        "benchmarks.bench_spark_dml",
+        "10: Spark write, DML, OPTIMIZE, snapshot load vs live delta-spark, CPU and wall",
+    ),
 }
 
 

@@ -3,25 +3,57 @@
 The files a command reads are the ones left after partition pruning and data skipping, as in
 delta-spark's ``filterFiles`` (TXN.READ_FILES); fewer files read means fewer DeleteRead
 conflicts. A file is kept whenever its statistics cannot rule it out.
+
+Float and double bounds compare in Spark's order, as delta-spark's skipping does: NaN equals NaN
+and sorts above every number (a maximum of ``NaN`` never rules out ``>``), ``-0.0`` equals
+``0.0``. A float column's bound is read back as the float it stands for; its literal may be
+compared as a double or cast to float by Spark, so a file is ruled out only when both would.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deltaspec.impl import predicates
+from deltaspec.impl.codec.java_text import to_float32
 
 _SKIPPABLE = {"=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"}
 
 
+def spark_order(value: Any) -> Any:
+    """A comparison key in Spark's order: a float NaN above every number (and equal to NaN)."""
+    if isinstance(value, float):
+        return (1, 0.0) if math.isnan(value) else (0, value)
+    return value
+
+
 def _bound(raw: Any, kind: str, *, upper: bool) -> Any:
     value = predicates.typed(raw, kind)
+    if kind == "float":
+        value = to_float32(value)
     if upper and isinstance(value, dt.datetime):
         value += dt.timedelta(milliseconds=1)  # maxima are cut to milliseconds
-    return value
+    return spark_order(value)
+
+
+def _literals(raw: Any, kind: str) -> list[Any]:
+    """The literal as each way Spark may compare it with the column (a float: as a double, or
+    cast to float)."""
+    value = predicates.typed(raw, kind)
+    if kind == "float" and isinstance(value, float):
+        return [spark_order(value), spark_order(to_float32(value))]
+    return [spark_order(value)]
+
+
+def _excludes(op: str, low: Any, high: Any, values: Sequence[Any]) -> bool:
+    """Whether no value in [low, high] satisfies ``op`` with any of ``values``."""
+    if op in {"=", "in"}:
+        return all(v < low or v > high for v in values)
+    return all({"<": low >= v, "<=": low > v, ">": high <= v, ">=": high < v}[op] for v in values)
 
 
 def _rules_out(expr: predicates.Expr, stats: Mapping[str, Any], kind: str) -> bool:
@@ -41,20 +73,10 @@ def _rules_out(expr: predicates.Expr, stats: Mapping[str, Any], kind: str) -> bo
         return False
     low, high = _bound(low_raw, kind, upper=False), _bound(high_raw, kind, upper=True)
     literals = expr.args[1] if expr.op == "in" else (expr.args[1],)
-    values = [predicates.typed(v, kind) for v in literals]
-    if any(v is None for v in values):
+    if any(predicates.typed(v, kind) is None for v in literals):
         return False
-    if expr.op in {"=", "in"}:
-        return all(v < low or v > high for v in values)
-    value = values[0]
-    return bool(
-        {
-            "<": low >= value,
-            "<=": low > value,
-            ">": high <= value,
-            ">=": high < value,
-        }[expr.op]
-    )
+    values = [value for raw in literals for value in _literals(raw, kind)]
+    return _excludes(expr.op, low, high, values)
 
 
 def may_match(

@@ -7,24 +7,37 @@ pass over the data. Shape as delta-spark writes it: ``numRecords``, then ``minVa
 ``delta.dataSkippingNumIndexedCols`` (default 32) leaf columns; string minima and maxima cut to 32
 characters the way delta-spark cuts them.
 
-Two deliberate differences: no minima and maxima for float and double columns (Parquet footers
-leave NaN out of their bounds, delta-spark does not, so a bound from the footer could wrongly
-exclude NaN rows), and none for array and map columns (as delta-spark) nor a null count for them
-(a footer counts null elements, not null arrays).
+Float and double columns get minima and maxima as delta-spark's min/max aggregates give them
+(Spark's order: NaN above every number, so the maximum is ``NaN`` when any value is NaN and the
+minimum only when all are; infinities are bounds like any number), printed as Java's
+``Float.toString``/``Double.toString``. They are taken only from footers parquet-java wrote
+(Spark's writer: its bounds order NaN the same way); other writers (parquet-cpp) leave NaN out of
+their bounds, and a bound without the NaN could wrongly exclude NaN rows, so none is written for
+their files. One difference that cannot matter: among equal zeros delta-spark keeps the first it
+meets (``0.0`` or ``-0.0``), the footer the smaller bit pattern; Spark compares them equal.
+
+No minima and maxima for array and map columns (as delta-spark) nor a null count for them (a
+footer counts null elements, not null arrays).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from deltaspec.impl import codec
+from deltaspec.impl.codec.java_text import java_floating
 
 STRING_PREFIX = 32
 _ELIGIBLE = {"byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz", "string"}
+_FLOATING = {"float", "double"}
+NAN_ORDERING_WRITER = "parquet-mr"
+"""``created_by`` prefix of the footers whose float bounds include NaN as Spark orders it
+(parquet-java, Spark's Parquet writer, checked on 1.17.0)."""
 _ASCII_MAX = "\u007f"
 _UTF8_MAX = "\U0010ffff"
 
@@ -96,16 +109,48 @@ def _nest(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     target[path[-1]] = value
 
 
-def file_stats(
-    metadata: pq.FileMetaData, leaves: list[tuple[tuple[str, ...], Any]]
-) -> tuple[str, dict[str, int]]:
-    """The stats JSON for one file, and the null count of every top-level primitive column."""
+def floating_bounds(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
+    """The minimum and maximum over column chunks in Spark's order: NaN above every number."""
+    numbers = [low for low in lows if not math.isnan(low)]
+    low = min(numbers) if numbers else math.nan
+    high = math.nan if any(math.isnan(h) for h in highs) else max(highs)
+    return low, high
+
+
+def as_float(value: float) -> float:
+    """A float column's bound as the double that prints as Java's ``Float.toString`` of it
+    (the stats JSON is written with ``Double.toString``)."""
+    return value if not math.isfinite(value) else float(java_floating(value, single=True))
+
+
+def _bounds(kind: str, bounded: Sequence[Any]) -> tuple[Any, Any]:
+    """The minimum and maximum of a column over its chunks' bounds, in the JSON's form."""
+    if kind in _FLOATING:
+        low, high = floating_bounds([s.min for s in bounded], [s.max for s in bounded])
+        return (as_float(low), as_float(high)) if kind == "float" else (low, high)
+    low = min(s.min for s in bounded)
+    high = max(s.max for s in bounded)
+    if kind == "string":
+        return truncate_min(low), truncate_max(high)
+    return low, high
+
+
+def _chunk_statistics(metadata: pq.FileMetaData) -> dict[tuple[str, ...], list[Any]]:
     chunks: dict[tuple[str, ...], list[Any]] = {}
     for i in range(metadata.num_row_groups):
         group = metadata.row_group(i)
         for j in range(group.num_columns):
             column = group.column(j)
             chunks.setdefault(tuple(column.path_in_schema.split(".")), []).append(column.statistics)
+    return chunks
+
+
+def file_stats(
+    metadata: pq.FileMetaData, leaves: list[tuple[tuple[str, ...], Any]]
+) -> tuple[str, dict[str, int]]:
+    """The stats JSON for one file, and the null count of every top-level primitive column."""
+    chunks = _chunk_statistics(metadata)
+    floating = (metadata.created_by or "").startswith(NAN_ORDERING_WRITER)
     minimum: dict[str, Any] = {}
     maximum: dict[str, Any] = {}
     nulls: dict[str, Any] = {}
@@ -123,15 +168,14 @@ def file_stats(
             continue
         count = sum(s.null_count for s in stats)
         _nest(nulls, path, count)
-        eligible = kind in _ELIGIBLE or kind.startswith("decimal")
+        eligible = (
+            kind in _ELIGIBLE or kind.startswith("decimal") or (floating and kind in _FLOATING)
+        )
         bounded = [s for s in stats if s.has_min_max]
         unbounded = any(s.num_values > 0 and not s.has_min_max for s in stats)
         if not eligible or not bounded or unbounded:
             continue
-        low = min(s.min for s in bounded)
-        high = max(s.max for s in bounded)
-        if kind == "string":
-            low, high = truncate_min(low), truncate_max(high)
+        low, high = _bounds(kind, bounded)
         _nest(minimum, path, low)
         if high is not None:
             _nest(maximum, path, high)
