@@ -371,21 +371,8 @@ class OptimisticTransaction:
                 current = rebased
                 must_check = False
             payload = self._restamp(payload, attempt_version)
-            if not read_version_retained(self.log, attempt_version):
-                raise errors.VersionNotFoundError(
-                    f"commit {attempt_version - 1}, which this transaction read or checked last, "
-                    "is no longer in the log (log cleanup removed it): a commit at "
-                    f"{attempt_version} would be seen by no reader",
-                    table=self.log.table_path,
-                    version=attempt_version,
-                    file=commit_name(attempt_version - 1),
-                )
             try:
-                if self.log.store.exists(commit_name(attempt_version)):
-                    # taken before this attempt: a lost race, and never this transaction's commit
-                    # even if its bytes are ours (two commitInfos without txnId can be equal)
-                    raise errors.VersionExistsError(commit_name(attempt_version))
-                self.log.store.write_new(commit_name(attempt_version), payload)
+                self._put(attempt_version, payload)
                 return attempt_version
             except errors.VersionExistsError:
                 pass
@@ -409,6 +396,24 @@ class OptimisticTransaction:
             attempt += 1
             self._after_collision(attempt, attempt_version)
             must_check = True
+
+    def _put(self, attempt_version: int, payload: bytes) -> None:
+        """One put-if-absent of the commit at ``attempt_version`` (TXN.READ_VERSION_RETAINED
+        first). A commit file that exists before the attempt is a lost race, never this
+        transaction's commit even if its bytes equal ours (two commitInfos without txnId can)."""
+        name = commit_name(attempt_version)
+        if not read_version_retained(self.log, attempt_version):
+            raise errors.VersionNotFoundError(
+                f"commit {attempt_version - 1}, which this transaction read or checked last, "
+                "is no longer in the log (log cleanup removed it): a commit at "
+                f"{attempt_version} would be seen by no reader",
+                table=self.log.table_path,
+                version=attempt_version,
+                file=commit_name(attempt_version - 1),
+            )
+        if self.log.store.exists(name):
+            raise errors.VersionExistsError(name)
+        self.log.store.write_new(name, payload)
 
     def _rebased_payload(
         self,
