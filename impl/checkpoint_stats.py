@@ -1,10 +1,11 @@
 """File statistics and partition values in checkpoints (CHECKPOINT.STATS_AS_STRUCT).
 
 ``delta.checkpoint.writeStatsAsJson`` (default true) keeps ``add.stats`` as a JSON string;
-``delta.checkpoint.writeStatsAsStruct`` adds ``add.partitionValues_parsed`` (a struct of the
-partition columns, typed) and ``add.stats_parsed`` (``numRecords``, ``minValues``,
-``maxValues``, ``nullCount``, typed by the table schema), as delta-spark writes them. Columns are
-named by their physical names (column mapping).
+``delta.checkpoint.writeStatsAsStruct`` (default true since v3.0.0) adds
+``add.partitionValues_parsed`` (a struct of the partition columns, typed) and
+``add.stats_parsed`` (``numRecords``, ``minValues``, ``maxValues``, ``nullCount``, typed by the
+table schema, decoded at once by :mod:`deltaspec.impl.replay.stats`), as delta-spark writes them.
+Columns are named by their physical names (column mapping).
 
 This module never imports ``deltaspec.model``.
 """
@@ -12,19 +13,23 @@ This module never imports ``deltaspec.model``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from datetime import date, datetime
-from decimal import Decimal
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from deltaspec.impl.actions import Metadata
 from deltaspec.impl.codec.partition_values import decode_partition_value
+from deltaspec.impl.replay.stats import conform_struct, decode_stats, stats_layout
 from deltaspec.impl.scan import arrow_type
+from deltaspec.impl.table.releases import Profile
 from deltaspec.rules import rule
 
 __all__ = ["add_parsed_columns", "checkpoint_stats_columns"]
+
+
+LATEST_PROFILE = Profile()
+"""The release whose defaults apply when a caller names none."""
 
 
 def _flag(metadata: Metadata, key: str, default: bool) -> bool:
@@ -33,14 +38,20 @@ def _flag(metadata: Metadata, key: str, default: bool) -> bool:
 
 
 @rule("CHECKPOINT.STATS_AS_STRUCT")
-def checkpoint_stats_columns(metadata: Metadata) -> tuple[bool, bool]:
+def checkpoint_stats_columns(
+    metadata: Metadata, profile: Profile = LATEST_PROFILE
+) -> tuple[bool, bool]:
     """Whether a checkpoint's ``add`` carries ``stats`` as JSON and whether it carries
     ``stats_parsed`` / ``partitionValues_parsed`` (CHECKPOINT.STATS_AS_STRUCT):
     ``delta.checkpoint.writeStatsAsJson`` (default true) and
-    ``delta.checkpoint.writeStatsAsStruct`` (written only when set to true here)."""
+    ``delta.checkpoint.writeStatsAsStruct`` (default true since v3.0.0, unset before)."""
     return (
         _flag(metadata, "delta.checkpoint.writeStatsAsJson", True),
-        _flag(metadata, "delta.checkpoint.writeStatsAsStruct", False),
+        _flag(
+            metadata,
+            "delta.checkpoint.writeStatsAsStruct",
+            profile.has("stats_as_struct_by_default"),
+        ),
     )
 
 
@@ -85,43 +96,11 @@ def _stats_type(metadata: Metadata) -> pa.StructType:
     )
 
 
-_CONVERT: dict[str, Callable[[Any], Any]] = {
-    "date32[day]": lambda v: date.fromisoformat(v),
-    "timestamp[us, tz=UTC]": lambda v: datetime.fromisoformat(v.replace("Z", "+00:00")),
-    "timestamp[us]": lambda v: datetime.fromisoformat(v.replace("Z", "")),
-}
-
-
-def _typed(value: Any, kind: pa.DataType) -> Any:
-    """A stats JSON value as a Python value of ``kind``; None when it does not convert."""
-    if value is None:
-        return None
-    if pa.types.is_struct(kind):
-        if not isinstance(value, dict):
-            return None
-        return {f.name: _typed(value.get(f.name), f.type) for f in kind}
-    try:
-        if pa.types.is_decimal(kind):
-            return Decimal(str(value))
-        convert = _CONVERT.get(str(kind))
-        if convert is not None:
-            return convert(value)
-        if pa.types.is_string(kind):
-            return value if isinstance(value, str) else None
-        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _stats_parsed(stats: pa.Array, kind: pa.StructType) -> pa.Array:
-    rows: list[dict[str, Any] | None] = []
-    for text in stats.to_pylist():
-        try:
-            parsed = None if text is None else json.loads(text)
-        except ValueError:
-            parsed = None
-        rows.append(_typed(parsed, kind) if isinstance(parsed, dict) else None)
-    return pa.array(rows, type=kind)
+def _stats_parsed(stats: pa.Array, metadata: Metadata) -> pa.Array:
+    """``stats_parsed``: the ``stats`` strings decoded at once (null where a row has none or
+    they cannot be read), laid out as :func:`_stats_type`."""
+    decoded = decode_stats(stats, stats_layout(metadata))
+    return conform_struct(decoded, _stats_type(metadata))
 
 
 def _partition_values_parsed(values: pa.Array, metadata: Metadata) -> pa.Array:
@@ -141,11 +120,13 @@ def _partition_values_parsed(values: pa.Array, metadata: Metadata) -> pa.Array:
     return pa.array(rows, type=kind)
 
 
-def add_parsed_columns(adds: pa.StructArray, metadata: Metadata) -> pa.StructArray:
+def add_parsed_columns(
+    adds: pa.StructArray, metadata: Metadata, profile: Profile = LATEST_PROFILE
+) -> pa.StructArray:
     """The checkpoint's ``add`` struct with ``stats`` kept or dropped and ``stats_parsed`` /
-    ``partitionValues_parsed`` appended, as the table's properties ask
-    (CHECKPOINT.STATS_AS_STRUCT)."""
-    as_json, as_struct = checkpoint_stats_columns(metadata)
+    ``partitionValues_parsed`` appended, as the table's properties and ``profile``'s defaults
+    ask (CHECKPOINT.STATS_AS_STRUCT)."""
+    as_json, as_struct = checkpoint_stats_columns(metadata, profile)
     if as_json and not as_struct:
         return adds
     names = [f.name for f in adds.type]
@@ -155,7 +136,7 @@ def add_parsed_columns(adds: pa.StructArray, metadata: Metadata) -> pa.StructArr
         if metadata.partition_columns:
             children.append(_partition_values_parsed(adds.field("partitionValues"), metadata))
             fields.append(pa.field("partitionValues_parsed", children[-1].type))
-        children.append(_stats_parsed(adds.field("stats"), _stats_type(metadata)))
+        children.append(_stats_parsed(adds.field("stats"), metadata))
         fields.append(pa.field("stats_parsed", children[-1].type))
     if not as_json:
         keep = [i for i, f in enumerate(fields) if f.name != "stats"]
