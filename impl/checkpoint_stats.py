@@ -61,12 +61,13 @@ def _name(field: dict[str, Any]) -> str:
 
 def _leaf_type(delta_type: Any, counts: bool) -> pa.DataType | None:
     """The stats type of one column: its own type (min/max) or int64 (null counts); a struct
-    recursively; None for a column without such stats (arrays, maps, booleans' min/max)."""
+    recursively; None for a column without min/max (arrays, maps, booleans, binaries). Every
+    column, arrays and maps included, has a null count, as delta-spark collects them."""
     if isinstance(delta_type, dict) and delta_type.get("type") == "struct":
         inner = _struct_of(delta_type["fields"], counts)
         return inner if inner.num_fields else None
     if counts:
-        return pa.int64() if isinstance(delta_type, str) else None
+        return pa.int64()
     if delta_type in ("boolean", "binary"):
         return None
     return arrow_type(delta_type)
@@ -98,9 +99,13 @@ def _stats_type(metadata: Metadata) -> pa.StructType:
 
 def _stats_parsed(stats: pa.Array, metadata: Metadata) -> pa.Array:
     """``stats_parsed``: the ``stats`` strings decoded at once (null where a row has none or
-    they cannot be read), laid out as :func:`_stats_type`."""
+    they cannot be read), laid out as :func:`_stats_type`, with ``tightBounds`` when the
+    strings carry it (delta-spark: on tables with deletion vectors)."""
     decoded = decode_stats(stats, stats_layout(metadata))
-    return conform_struct(decoded, _stats_type(metadata))
+    kind = _stats_type(metadata)
+    if decoded.field("tightBounds").null_count < len(decoded):  # a table with deletion vectors
+        kind = pa.struct([*kind, pa.field("tightBounds", pa.bool_())])
+    return conform_struct(decoded, kind)
 
 
 def _partition_values_parsed(values: pa.Array, metadata: Metadata) -> pa.Array:
