@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from deltaspec.impl.actions import Metadata
 from deltaspec.impl.codec.partition_values import decode_partition_value
+from deltaspec.impl.replay.layouts import STATS_PARSED
 from deltaspec.impl.replay.stats import conform_struct, decode_stats, stats_layout
 from deltaspec.impl.scan import arrow_type
 from deltaspec.impl.table.releases import Profile
@@ -97,40 +99,66 @@ def _stats_type(metadata: Metadata) -> pa.StructType:
     )
 
 
-def _stats_parsed(stats: pa.Array, metadata: Metadata) -> pa.Array:
-    """``stats_parsed``: the ``stats`` strings decoded at once (null where a row has none or
-    they cannot be read), laid out as :func:`_stats_type`, with ``tightBounds`` when the
-    strings carry it (delta-spark: on tables with deletion vectors)."""
-    decoded = decode_stats(stats, stats_layout(metadata))
+def _spread(rows: pa.Array, present: pa.Array) -> pa.Array:
+    """``rows`` placed at the true positions of ``present`` in order, null elsewhere."""
+    rank = pc.subtract(pc.cumulative_sum(present.cast(pa.int64())), 1)
+    return rows.take(pc.if_else(present, rank, pa.scalar(None, pa.int64())))
+
+
+def _stats_parsed(adds: pa.StructArray, metadata: Metadata, files: pa.Table | None) -> pa.Array:
+    """``stats_parsed``: the statistics typed, laid out as :func:`_stats_type`, with
+    ``tightBounds`` when they carry it (delta-spark: on tables with deletion vectors). Taken
+    from the live ``files``' own ``stats_parsed`` (read from the last checkpoint) where they have
+    it, the ``stats`` strings decoded at once elsewhere; null where a row has none or they cannot
+    be read."""
+    layout = stats_layout(metadata)
+    present = adds.is_valid()
+    reusable = files is not None and STATS_PARSED in files.column_names
+    if reusable and files is not None and files.num_rows == len(adds) - adds.null_count:
+        typed = decode_stats(files.column("stats"), layout, files.column(STATS_PARSED))
+        return _laid_out(_spread(typed, present), metadata)
+    return _laid_out(decode_stats(adds.field("stats"), layout), metadata)
+
+
+def _laid_out(decoded: pa.StructArray, metadata: Metadata) -> pa.Array:
     kind = _stats_type(metadata)
     if decoded.field("tightBounds").null_count < len(decoded):  # a table with deletion vectors
         kind = pa.struct([*kind, pa.field("tightBounds", pa.bool_())])
     return conform_struct(decoded, kind)
 
 
+def _partition_column(values: pa.Array, field: dict[str, Any], kind: pa.DataType) -> pa.Array:
+    """One partition column typed (ACTION.PARTITION_VALUES): each distinct string decoded once.
+    The physical name is looked up first, then the logical one."""
+    raw = pc.map_lookup(values, pa.scalar(_name(field)), "first")
+    if _name(field) != field["name"]:
+        raw = pc.coalesce(raw, pc.map_lookup(values, pa.scalar(field["name"]), "first"))
+    encoded = raw.dictionary_encode()
+    distinct = [decode_partition_value(v, field["type"]) for v in encoded.dictionary.to_pylist()]
+    return pa.array(distinct, type=kind).take(encoded.indices)
+
+
 def _partition_values_parsed(values: pa.Array, metadata: Metadata) -> pa.Array:
     schema = json.loads(metadata.schema_string or '{"fields": []}')
     by_name = {f["name"]: f for f in schema["fields"]}
     fields = [by_name[c] for c in metadata.partition_columns if c in by_name]
-    kind = pa.struct([pa.field(_name(f), arrow_type(f["type"]) or pa.string()) for f in fields])
-    rows = []
-    for pairs in values.to_pylist():
-        raw = dict(pairs or ())
-        rows.append(
-            {
-                _name(f): decode_partition_value(raw.get(_name(f), raw.get(f["name"])), f["type"])
-                for f in fields
-            }
-        )
-    return pa.array(rows, type=kind)
+    kinds = [pa.field(_name(f), arrow_type(f["type"]) or pa.string()) for f in fields]
+    columns = [_partition_column(values, f, k.type) for f, k in zip(fields, kinds, strict=True)]
+    if not columns:
+        return pa.array([{}] * len(values), type=pa.struct([]))
+    return pa.StructArray.from_arrays(columns, fields=kinds)
 
 
 def add_parsed_columns(
-    adds: pa.StructArray, metadata: Metadata, profile: Profile = LATEST_PROFILE
+    adds: pa.StructArray,
+    metadata: Metadata,
+    profile: Profile = LATEST_PROFILE,
+    files: pa.Table | None = None,
 ) -> pa.StructArray:
     """The checkpoint's ``add`` struct with ``stats`` kept or dropped and ``stats_parsed`` /
     ``partitionValues_parsed`` appended, as the table's properties and ``profile``'s defaults
-    ask (CHECKPOINT.STATS_AS_STRUCT)."""
+    ask (CHECKPOINT.STATS_AS_STRUCT). ``files``: the snapshot's live files, one per valid row of
+    ``adds`` in order, whose ``stats_parsed`` (from the last checkpoint) is reused."""
     as_json, as_struct = checkpoint_stats_columns(metadata, profile)
     if as_json and not as_struct:
         return adds
@@ -141,7 +169,7 @@ def add_parsed_columns(
         if metadata.partition_columns:
             children.append(_partition_values_parsed(adds.field("partitionValues"), metadata))
             fields.append(pa.field("partitionValues_parsed", children[-1].type))
-        children.append(_stats_parsed(adds.field("stats"), metadata))
+        children.append(_stats_parsed(adds, metadata, files))
         fields.append(pa.field("stats_parsed", children[-1].type))
     if not as_json:
         keep = [i for i, f in enumerate(fields) if f.name != "stats"]

@@ -258,20 +258,29 @@ def conform_struct(array: pa.Array, kind: pa.DataType) -> pa.Array:
     return pa.StructArray.from_arrays(children, fields=list(kind), mask=mask)
 
 
-def decode_stats(stats: pa.ChunkedArray | pa.Array, layout: StatsLayout) -> pa.StructArray:
+def decode_stats(
+    stats: pa.ChunkedArray | pa.Array,
+    layout: StatsLayout,
+    parsed: pa.ChunkedArray | pa.Array | None = None,
+) -> pa.StructArray:
     """The ``stats`` strings of some adds as one struct per row named physically (as the JSON
-    is); null where an add has no statistics or statistics that cannot be read."""
+    is); null where an add has no statistics or statistics that cannot be read. ``parsed``, a
+    checkpoint's ``stats_parsed`` per row (CHECKPOINT.STATS_AS_STRUCT), is taken as it is
+    where a row has it: no JSON is decoded for those rows."""
     strings = stats.combine_chunks() if isinstance(stats, pa.ChunkedArray) else stats
     if strings.type != pa.string():
         strings = strings.cast(pa.string())
-    parsed = _read_fast(strings, layout)
-    if parsed is None:
+    if parsed is not None:
+        structs = parsed.combine_chunks() if isinstance(parsed, pa.ChunkedArray) else parsed
+        return _merged(strings, layout, structs)
+    decoded = _read_fast(strings, layout)
+    if decoded is None:
         return _read_slow(strings, layout)
     if strings.null_count:
         return pa.StructArray.from_arrays(
-            parsed.flatten(), fields=list(layout.physical), mask=strings.is_null()
+            decoded.flatten(), fields=list(layout.physical), mask=strings.is_null()
         )
-    return parsed
+    return decoded
 
 
 def _merged(strings: pa.Array, layout: StatsLayout, parsed: pa.Array) -> pa.StructArray:
@@ -297,12 +306,7 @@ def parse_stats(
     layout: StatsLayout,
     parsed: pa.ChunkedArray | pa.Array | None = None,
 ) -> pa.StructArray:
-    """The ``stats`` strings of some adds as one typed struct per row (:func:`stats_layout`);
-    null where an add has no statistics or statistics that cannot be read. ``parsed``, a
-    checkpoint's ``stats_parsed`` per row (CHECKPOINT.STATS_AS_STRUCT), is taken as it is
-    where a row has it: no JSON is decoded for those rows."""
-    if parsed is None:
-        return _renamed(decode_stats(stats, layout), layout.logical)
-    strings = stats.combine_chunks() if isinstance(stats, pa.ChunkedArray) else stats
-    structs = parsed.combine_chunks() if isinstance(parsed, pa.ChunkedArray) else parsed
-    return _renamed(_merged(strings, layout, structs), layout.logical)
+    """The ``stats`` strings of some adds as one typed struct per row (:func:`stats_layout`),
+    named logically; null where an add has no statistics or statistics that cannot be read.
+    ``parsed``: as for :func:`decode_stats`."""
+    return _renamed(decode_stats(stats, layout, parsed), layout.logical)

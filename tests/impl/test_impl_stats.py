@@ -258,3 +258,22 @@ def test_a_delta_spark_checkpoint_with_stats_parsed_alone() -> None:
 
 def _layout() -> stats.StatsLayout:
     return stats.stats_layout(_metadata())
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+@pytest.mark.parametrize("as_json", ["true", "false"])
+def test_the_next_checkpoint_keeps_stats_parsed_read_from_the_last(
+    tmp_path: Path, as_json: str
+) -> None:
+    """A checkpoint written from a snapshot that was read from one with stats_parsed carries the
+    same statistics, also when the first held no JSON statistics to decode again."""
+    log = _checkpointed(tmp_path, {"delta.checkpoint.writeStatsAsJson": as_json})
+    before = log.snapshot()
+    write_checkpoint(log, before, now_ms=0)
+    after = DeltaLog(tmp_path).snapshot()
+    assert after.checkpoint_version == before.version == 1
+    assert after.stats_table.equals(before.stats_table)
+    assert (
+        after.stats_table[0].as_py()
+        == stats.parse_stats(pa.array([SPARK_LIKE]), _layout())[0].as_py()
+    )
