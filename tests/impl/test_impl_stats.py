@@ -239,6 +239,7 @@ def test_a_checkpoint_with_stats_parsed_alone_keeps_the_statistics(tmp_path: Pat
     assert typed[0]["minValues"]["dt"] == date(2024, 2, 29)
 
 
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
 def test_stats_parsed_that_does_not_fit_the_schema_falls_back_to_the_json() -> None:
     layout = _layout()
     strings = pa.array([SPARK_LIKE, SPARK_LIKE])
@@ -246,11 +247,10 @@ def test_stats_parsed_that_does_not_fit_the_schema_falls_back_to_the_json() -> N
     assert stats.parse_stats(strings, layout, wrong).equals(stats.parse_stats(strings, layout))
 
 
-def test_a_delta_spark_checkpoint_with_stats_parsed_alone() -> None:
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_a_delta_spark_checkpoint_with_stats_parsed_alone(fixtures_dir: Path) -> None:
     """delta-spark's own fixture: its checkpoint holds stats_parsed and no stats."""
-    root = Path("/work/shared/fixtures/delta-spark/spark-log-schema-evolvability")
-    if not root.exists():
-        pytest.skip("delta-spark fixtures not present")
+    root = fixtures_dir / "spark-log-schema-evolvability"
     snapshot = DeltaLog(root).snapshot(2)
     assert snapshot.files_table().column("stats").null_count == 2
     assert [row["numRecords"] for row in snapshot.stats_table.to_pylist()] == [4, 5]
