@@ -240,7 +240,9 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
             pieces = [head, pa.nulls(n_adds + n_removes, kind)]
         columns.append(pa.concat_arrays([p.cast(kind) for p in pieces]))
     table = pa.Table.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
-    adds = add_parsed_columns(table.column("add").combine_chunks(), snapshot.metadata)
+    adds = add_parsed_columns(
+        table.column("add").combine_chunks(), snapshot.metadata, files=snapshot.live_files
+    )
     return table.set_column(table.schema.get_field_index("add"), "add", adds)
 
 

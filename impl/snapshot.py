@@ -70,6 +70,7 @@ from deltaspec.impl.replay.commits import (
 from deltaspec.impl.replay.compaction import replay_commits
 from deltaspec.impl.replay.layouts import (
     FILES_SCHEMA,
+    STATS_PARSED,
     TOMBSTONES_SCHEMA,
     ZERO,
     dv_from_row,
@@ -125,7 +126,8 @@ class Snapshot:
 
     def files_table(self) -> pa.Table:
         """The live files as Arrow (:data:`FILES_SCHEMA`), one row per logical file."""
-        return self.live_files
+        live = self.live_files
+        return live if live.num_columns == len(FILES_SCHEMA) else live.select(FILES_SCHEMA.names)
 
     @cached_property
     def files(self) -> dict[FileKey, AddFile]:
@@ -155,7 +157,9 @@ class Snapshot:
     def stats_table(self) -> pa.StructArray:
         """The live files' statistics, typed by the schema, one row per row of
         :meth:`files_table` (decoded on first use; :mod:`deltaspec.impl.replay.stats`)."""
-        return parse_stats(self.live_files.column("stats"), stats_layout(self.metadata))
+        live = self.live_files
+        parsed = live.column(STATS_PARSED) if STATS_PARSED in live.column_names else None
+        return parse_stats(live.column("stats"), stats_layout(self.metadata), parsed)
 
     @property
     def num_files(self) -> int:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from deltaspec.model.actions import Action, Commit, Metadata, Protocol, RemoveFile
+from deltaspec.model.profiles import Profile
 from deltaspec.model.snapshot import Snapshot, data_file_path, replay
 from deltaspec.rules import rule
 
@@ -139,13 +140,21 @@ def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
     )
 
 
+LATEST_PROFILE = Profile()
+"""The release whose defaults apply when a caller names none."""
+
+
 @rule("CHECKPOINT.STATS_AS_STRUCT")
-def checkpoint_stats_columns(metadata: Metadata | None) -> tuple[bool, bool]:
+def checkpoint_stats_columns(
+    metadata: Metadata | None, profile: Profile = LATEST_PROFILE
+) -> tuple[bool, bool]:
     """CHECKPOINT.STATS_AS_STRUCT: (``add.stats`` as JSON, ``stats_parsed`` and
     ``partitionValues_parsed`` as structs) — ``delta.checkpoint.writeStatsAsJson`` (default
-    true) and ``delta.checkpoint.writeStatsAsStruct`` (deltaspec: only when true)."""
+    true) and ``delta.checkpoint.writeStatsAsStruct`` (default true since v3.0.0, unset
+    before)."""
+    by_default = "true" if profile.has("stats_as_struct_by_default") else "false"
     as_json = _property(metadata, "delta.checkpoint.writeStatsAsJson", None) or "true"
-    as_struct = _property(metadata, "delta.checkpoint.writeStatsAsStruct", None) or "false"
+    as_struct = _property(metadata, "delta.checkpoint.writeStatsAsStruct", None) or by_default
     return as_json.strip().lower() == "true", as_struct.strip().lower() == "true"
 
 

@@ -45,12 +45,14 @@ from deltaspec.impl.replay.keys import refuse_duplicate_keys
 from deltaspec.impl.replay.layouts import (
     FILE_COLUMNS,
     NON_FILE_COLUMNS,
+    STATS_PARSED,
     adds_to_table,
     removes_to_table,
     struct_column_to_table,
     tags_map,
 )
 from deltaspec.impl.replay.state import ReplayState
+from deltaspec.impl.replay.stats import conform_struct
 
 __all__ = [
     "UnusableCheckpoint",
@@ -90,6 +92,8 @@ def _wanted_columns(parquet: pq.ParquetFile, files_only: bool) -> list[str]:
             raise ValueError(f"column {top.name!r} is {top.type}, not a struct")
         if top.name in FILE_COLUMNS:
             wanted = {c.delta for c in FILE_COLUMNS[top.name]}
+            if top.name == "add":
+                wanted.add(STATS_PARSED)
             columns.extend(f"{top.name}.{child.name}" for child in top.type if child.name in wanted)
         elif top.name in NON_FILE_COLUMNS and not files_only:
             columns.append(top.name)
@@ -190,9 +194,25 @@ def _file_tables(store: LogStore, cp: CheckpointFiles, parts: _Parts) -> dict[st
             check_file_table(rows, kind, store.table_path, cp.version, first) for rows in tables
         ]
         if checked:
-            out[kind] = pa.concat_tables(checked)
+            out[kind] = pa.concat_tables(_same_stats_parsed(checked), promote_options="default")
     if "add" in out:
         refuse_duplicate_keys(out["add"], store.table_path, cp.version, first)
+    return out
+
+
+def _same_stats_parsed(tables: list[pa.Table]) -> list[pa.Table]:
+    """The parts' ``stats_parsed`` columns laid out alike (the first part's), so that the parts
+    concatenate; a part without them gets nulls when they are concatenated."""
+    kinds = [t.schema.field(STATS_PARSED).type for t in tables if STATS_PARSED in t.column_names]
+    if len(set(kinds)) <= 1:
+        return tables
+    out = []
+    for table in tables:
+        if STATS_PARSED in table.column_names:
+            index = table.schema.get_field_index(STATS_PARSED)
+            column = conform_struct(table.column(index).combine_chunks(), kinds[0])
+            table = table.set_column(index, STATS_PARSED, column)
+        out.append(table)
     return out
 
 

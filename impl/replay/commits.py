@@ -81,7 +81,8 @@ def reconcile(state: ReplayState, commits: Iterable[Commit]) -> list[Action] | N
     state.files = drop_keys(state.files, touched)
     state.tombstones = drop_keys(state.tombstones, touched)
     if adds:
-        state.files = pa.concat_tables([state.files, adds_to_table(list(adds.values()))])
+        new_files = adds_to_table(list(adds.values()))
+        state.files = pa.concat_tables([state.files, new_files], promote_options="default")
     if removes:
         state.tombstones = pa.concat_tables(
             [state.tombstones, removes_to_table(list(removes.values()))]

@@ -26,6 +26,7 @@ __all__ = [
     "FILE_COLUMNS",
     "NON_FILE_COLUMNS",
     "REMOVE_COLUMNS",
+    "STATS_PARSED",
     "TOMBSTONES_SCHEMA",
     "ZERO",
     "ColumnSpec",
@@ -96,6 +97,10 @@ FILES_SCHEMA: pa.Schema = pa.schema([pa.field(c.name, c.type) for c in ADD_COLUM
 TOMBSTONES_SCHEMA: pa.Schema = pa.schema([pa.field(c.name, c.type) for c in REMOVE_COLUMNS])
 """Columns of :meth:`Snapshot.tombstones_table`: one row per tombstone (a ``remove``)."""
 
+STATS_PARSED = "stats_parsed"
+"""A checkpoint's typed statistics (CHECKPOINT.STATS_AS_STRUCT): kept beside the live files as
+read, as an extra column after :data:`FILES_SCHEMA`'s, when the checkpoint has them."""
+
 FILE_COLUMNS = {"add": ADD_COLUMNS, "remove": REMOVE_COLUMNS}
 _SCHEMAS = {"add": FILES_SCHEMA, "remove": TOMBSTONES_SCHEMA}
 NON_FILE_COLUMNS = (
@@ -146,11 +151,14 @@ def struct_column_to_table(column: pa.ChunkedArray, kind: str) -> pa.Table:
     """Valid rows of a checkpoint's ``add``/``remove`` column as a FILES/TOMBSTONES table."""
     cols = FILE_COLUMNS[kind]
     schema = _SCHEMAS[kind]
+    parsed = kind == "add" and column.type.get_field_index(STATS_PARSED) >= 0
+    if parsed:
+        schema = schema.append(pa.field(STATS_PARSED, column.type.field(STATS_PARSED).type))
     chunks: list[list[pa.Array]] = []
     for chunk in column.chunks:
         valid = chunk.filter(pc.is_valid(chunk)) if chunk.null_count else chunk
         if len(valid):
-            chunks.append(_conform(valid, cols))
+            chunks.append(_conform(valid, cols) + ([valid.field(STATS_PARSED)] if parsed else []))
     if not chunks:
         return schema.empty_table()
     arrays = [pa.chunked_array([c[i] for c in chunks], type=f.type) for i, f in enumerate(schema)]

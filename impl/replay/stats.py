@@ -8,7 +8,9 @@ type, null counts as ``int64``, partition columns left out, columns named logica
 falls back to one row at a time only when the fast path cannot take the column as it is
 (``"NaN"`` quoted in a float, a value out of its type's range, an unparsable string): then a
 row whose statistics cannot be read gets null statistics, as delta-spark's data skipping treats
-them (no statistics: the file is always read).
+them (no statistics: the file is always read). A checkpoint's ``stats_parsed``
+(CHECKPOINT.STATS_AS_STRUCT) is taken as it is where a row has it; :func:`conform_struct` lays
+it out as the schema says (a column it lacks is null).
 
 This module never imports ``deltaspec.model``.
 """
@@ -29,7 +31,13 @@ import pyarrow.json as pa_json
 
 from deltaspec.impl.actions import Metadata
 
-__all__ = ["StatsLayout", "parse_stats", "stats_layout"]
+__all__ = [
+    "StatsLayout",
+    "conform_struct",
+    "decode_stats",
+    "parse_stats",
+    "stats_layout",
+]
 
 _PRIMITIVES: dict[str, pa.DataType] = {
     "byte": pa.int8(),
@@ -233,17 +241,72 @@ def _renamed(array: pa.Array, logical: pa.DataType) -> pa.Array:
     return pa.StructArray.from_arrays(children, fields=list(logical), mask=mask)
 
 
-def parse_stats(stats: pa.ChunkedArray | pa.Array, layout: StatsLayout) -> pa.StructArray:
-    """The ``stats`` strings of some adds as one typed struct per row (:func:`stats_layout`);
-    null where an add has no statistics or statistics that cannot be read."""
+def conform_struct(array: pa.Array, kind: pa.DataType) -> pa.Array:
+    """``array`` laid out as ``kind``: struct fields matched by name (a missing one null, an
+    extra one dropped), leaves cast; ValueError (pyarrow's) for a leaf that cannot be cast."""
+    if not pa.types.is_struct(kind):
+        return array if array.type == kind else array.cast(kind)
+    if not pa.types.is_struct(array.type):
+        return pa.nulls(len(array), kind)
+    present = {array.type.field(i).name for i in range(array.type.num_fields)}
+    children = [
+        conform_struct(array.field(f.name), f.type) if f.name in present
+        else pa.nulls(len(array), f.type)
+        for f in kind
+    ]  # fmt: skip
+    mask = array.is_null() if array.null_count else None
+    return pa.StructArray.from_arrays(children, fields=list(kind), mask=mask)
+
+
+def decode_stats(
+    stats: pa.ChunkedArray | pa.Array,
+    layout: StatsLayout,
+    parsed: pa.ChunkedArray | pa.Array | None = None,
+) -> pa.StructArray:
+    """The ``stats`` strings of some adds as one struct per row named physically (as the JSON
+    is); null where an add has no statistics or statistics that cannot be read. ``parsed``, a
+    checkpoint's ``stats_parsed`` per row (CHECKPOINT.STATS_AS_STRUCT), is taken as it is
+    where a row has it: no JSON is decoded for those rows."""
     strings = stats.combine_chunks() if isinstance(stats, pa.ChunkedArray) else stats
     if strings.type != pa.string():
         strings = strings.cast(pa.string())
-    parsed = _read_fast(strings, layout)
-    if parsed is None:
-        parsed = _read_slow(strings, layout)
-    elif strings.null_count:
-        parsed = pa.StructArray.from_arrays(
-            parsed.flatten(), fields=list(layout.physical), mask=strings.is_null()
+    if parsed is not None:
+        structs = parsed.combine_chunks() if isinstance(parsed, pa.ChunkedArray) else parsed
+        return _merged(strings, layout, structs)
+    decoded = _read_fast(strings, layout)
+    if decoded is None:
+        return _read_slow(strings, layout)
+    if strings.null_count:
+        return pa.StructArray.from_arrays(
+            decoded.flatten(), fields=list(layout.physical), mask=strings.is_null()
         )
-    return _renamed(parsed, layout.logical)
+    return decoded
+
+
+def _merged(strings: pa.Array, layout: StatsLayout, parsed: pa.Array) -> pa.StructArray:
+    """``parsed`` (a checkpoint's ``stats_parsed``) where a row has it, the ``stats`` strings
+    decoded where it has not (all of them when ``parsed`` does not fit the schema)."""
+    try:
+        typed = conform_struct(parsed, layout.physical)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return decode_stats(strings, layout)
+    missing = pc.and_(typed.is_null(), strings.is_valid())
+    if not pc.any(missing).as_py():
+        return typed
+    decoded = decode_stats(strings.filter(missing), layout)
+    rows = len(typed)
+    position = pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), rows))  # row + 1
+    rank = pc.cumulative_sum(missing.cast(pa.int64()))  # decoded row + 1
+    index = pc.if_else(missing, pc.add(rank, rows - 1), pc.subtract(position, 1))
+    return pa.concat_arrays([typed, decoded]).take(index)
+
+
+def parse_stats(
+    stats: pa.ChunkedArray | pa.Array,
+    layout: StatsLayout,
+    parsed: pa.ChunkedArray | pa.Array | None = None,
+) -> pa.StructArray:
+    """The ``stats`` strings of some adds as one typed struct per row (:func:`stats_layout`),
+    named logically; null where an add has no statistics or statistics that cannot be read.
+    ``parsed``: as for :func:`decode_stats`."""
+    return _renamed(decode_stats(stats, layout, parsed), layout.logical)

@@ -572,8 +572,9 @@ def checkpoint_v2_vectors() -> list[Json]:
         ),
         vector(
             "checkpoint/read/stats-left-out",
-            "delta.checkpoint.writeStatsAsJson is false and writeStatsAsStruct unset: the "
-            "checkpoint's adds carry no statistics in either form, and are read all the same.",
+            "delta.checkpoint.writeStatsAsJson is false and writeStatsAsStruct unset, as a "
+            "writer before v3.0.0 leaves them: the checkpoint's adds carry no statistics in "
+            "either form, and are read all the same.",
             ["CHECKPOINT.STATS_AS_STRUCT", "CHECKPOINT.READ"],
             {checkpoint_name(1): {"checkpoint": [
                 protocol(), metadata(no_json), add("a", data_change=False),

@@ -24,9 +24,11 @@ from deltaspec.impl.log.names import (
     parse_commit_name,
     parse_compaction_name,
 )
+from deltaspec.impl.table.releases import Profile
 from deltaspec.model import actions as model_actions
 from deltaspec.model import checkpoint as model_checkpoint
 from deltaspec.model import log as model_log
+from deltaspec.model.profiles import Profile as ModelProfile
 
 V2 = Protocol(3, 7, ("v2Checkpoint",), ("v2Checkpoint", "appendOnly", "invariants"))
 
@@ -198,17 +200,26 @@ def test_selection_examples() -> None:
 
 @pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
 @pytest.mark.parametrize(
-    ("conf", "expected"),
+    ("release", "conf", "expected"),
     [
-        ({}, (True, False)),
-        ({"delta.checkpoint.writeStatsAsStruct": "true"}, (True, True)),
-        ({"delta.checkpoint.writeStatsAsJson": "false"}, (False, False)),
+        ("4.4.0", {}, (True, True)),
+        ("3.0.0", {}, (True, True)),
+        ("2.4.0", {}, (True, False)),
+        ("2.4.0", {"delta.checkpoint.writeStatsAsStruct": "true"}, (True, True)),
+        ("4.4.0", {"delta.checkpoint.writeStatsAsStruct": "false"}, (True, False)),
+        ("2.4.0", {"delta.checkpoint.writeStatsAsJson": "false"}, (False, False)),
+        ("4.4.0", {"delta.checkpoint.writeStatsAsJson": "false"}, (False, True)),
     ],
 )
-def test_stats_columns_match_model(conf: dict[str, str], expected: tuple[bool, bool]) -> None:
-    assert checkpoint_stats_columns(metadata(**conf)) == expected
+def test_stats_columns_match_model(
+    release: str, conf: dict[str, str], expected: tuple[bool, bool]
+) -> None:
+    """writeStatsAsStruct defaults to true since v3.0.0 (stats_as_struct_by_default)."""
+    impl_profile = Profile.parse(release)
+    assert checkpoint_stats_columns(metadata(**conf), impl_profile) == expected
     model_metadata = model_actions.Metadata("t", "{}", configuration=tuple(conf.items()))
-    assert model_checkpoint.checkpoint_stats_columns(model_metadata) == expected
+    model_profile = ModelProfile(release=impl_profile.release)
+    assert model_checkpoint.checkpoint_stats_columns(model_metadata, model_profile) == expected
 
 
 @pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")

@@ -14,7 +14,9 @@ import pyarrow as pa
 import pytest
 
 from deltaspec.impl.actions import AddFile, Metadata, Protocol
+from deltaspec.impl.checkpoint import write_checkpoint
 from deltaspec.impl.replay import stats
+from deltaspec.impl.replay.layouts import FILES_SCHEMA
 from deltaspec.impl.snapshot import DeltaLog
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
@@ -179,3 +181,99 @@ def test_snapshot_stats_table_follows_files_table(tmp_path: Path) -> None:
         assert (row is None) == (text is None), path
         if text is not None:
             assert row["minValues"]["i"] == json.loads(text)["minValues"]["i"]
+
+
+# --- stats_parsed in checkpoints (CHECKPOINT.STATS_AS_STRUCT) -----------------------------------
+
+SPARK_LIKE = json.dumps(
+    {
+        "numRecords": 7,
+        "minValues": {"i": -5, "b": 3, "f": 1.5, "d": -2.25, "s": "a", "dt": "2024-02-29",
+                      "ts": "2024-01-02T03:04:05.123Z", "ntz": "2024-01-02T03:04:05.123",
+                      "dec": 12.34, "st": {"x": 1}},
+        "maxValues": {"i": 9, "s": "zz", "ts": "2024-01-02T03:04:05.000Z", "st": {"x": 2}},
+        "nullCount": {"i": 0, "flag": 2, "bin": 1, "arr": 3, "st": {"x": 4}},
+    },
+    separators=(",", ":"),
+)  # fmt: skip
+"""Statistics as delta-spark writes them: no min/max for booleans and binaries, no
+``tightBounds`` without deletion vectors, a null count for every column."""
+
+
+def _checkpointed(root: Path, conf: dict[str, str]) -> DeltaLog:
+    log = DeltaLog(root)
+    metadata = _metadata()
+    metadata = Metadata(metadata.id, metadata.schema_string, ("p",), configuration=conf)
+    adds = [
+        AddFile(f"p=0/f{i}.parquet", {"p": "0"}, 10, 1, True, None if i == 2 else SPARK_LIKE)
+        for i in range(4)
+    ]
+    OptimisticTransaction(log).commit([Protocol(1, 2), metadata, *adds])
+    write_checkpoint(log, log.snapshot(), now_ms=0)
+    OptimisticTransaction(log).commit([AddFile("p=0/late.parquet", {"p": "0"}, 1, 1, True, GOOD)])
+    return DeltaLog(root)
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_typed_stats_from_stats_parsed_equal_those_from_the_json(tmp_path: Path) -> None:
+    """A checkpoint with both forms: the rows it holds take stats_parsed, the later commit's
+    row its JSON; the result equals decoding every row's JSON."""
+    snapshot = _checkpointed(tmp_path, {}).snapshot()
+    assert snapshot.checkpoint_version == 0
+    assert "stats_parsed" in snapshot.live_files.column_names
+    assert snapshot.files_table().schema == FILES_SCHEMA
+    from_json = stats.parse_stats(snapshot.files_table().column("stats"), _layout())
+    assert snapshot.stats_table.equals(from_json)
+    assert snapshot.stats_table[4].as_py()["tightBounds"] is True  # the later commit's JSON
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_a_checkpoint_with_stats_parsed_alone_keeps_the_statistics(tmp_path: Path) -> None:
+    no_json = {"delta.checkpoint.writeStatsAsJson": "false"}
+    snapshot = _checkpointed(tmp_path, no_json).snapshot()
+    assert snapshot.files_table().column("stats").null_count == 4  # the checkpoint's rows
+    typed = snapshot.stats_table.to_pylist()
+    expected = stats.parse_stats(pa.array([SPARK_LIKE]), _layout())[0].as_py()
+    assert [row is None for row in typed] == [False, False, True, False, False]
+    assert typed[0] == typed[1] == typed[3] == expected
+    assert typed[0]["minValues"]["dt"] == date(2024, 2, 29)
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_stats_parsed_that_does_not_fit_the_schema_falls_back_to_the_json() -> None:
+    layout = _layout()
+    strings = pa.array([SPARK_LIKE, SPARK_LIKE])
+    wrong = pa.array([{"numRecords": "x", "minValues": {"i": "y"}}] * 2)
+    assert stats.parse_stats(strings, layout, wrong).equals(stats.parse_stats(strings, layout))
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+def test_a_delta_spark_checkpoint_with_stats_parsed_alone(fixtures_dir: Path) -> None:
+    """delta-spark's own fixture: its checkpoint holds stats_parsed and no stats."""
+    root = fixtures_dir / "spark-log-schema-evolvability"
+    snapshot = DeltaLog(root).snapshot(2)
+    assert snapshot.files_table().column("stats").null_count == 2
+    assert [row["numRecords"] for row in snapshot.stats_table.to_pylist()] == [4, 5]
+
+
+def _layout() -> stats.StatsLayout:
+    return stats.stats_layout(_metadata())
+
+
+@pytest.mark.rules("CHECKPOINT.STATS_AS_STRUCT")
+@pytest.mark.parametrize("as_json", ["true", "false"])
+def test_the_next_checkpoint_keeps_stats_parsed_read_from_the_last(
+    tmp_path: Path, as_json: str
+) -> None:
+    """A checkpoint written from a snapshot that was read from one with stats_parsed carries the
+    same statistics, also when the first held no JSON statistics to decode again."""
+    log = _checkpointed(tmp_path, {"delta.checkpoint.writeStatsAsJson": as_json})
+    before = log.snapshot()
+    write_checkpoint(log, before, now_ms=0)
+    after = DeltaLog(tmp_path).snapshot()
+    assert after.checkpoint_version == before.version == 1
+    assert after.stats_table.equals(before.stats_table)
+    assert (
+        after.stats_table[0].as_py()
+        == stats.parse_stats(pa.array([SPARK_LIKE]), _layout())[0].as_py()
+    )
