@@ -150,7 +150,7 @@ def _check_same(root: str) -> int:
             peer_name = "min." + name.removeprefix("stats.minValues.")
             if not ours.column(name).equals(theirs.column(peer_name).cast(ours.column(name).type)):
                 raise AssertionError(f"{root}: {name} differs from delta-rs's {peer_name}")
-    return ours.num_rows
+    return int(ours.num_rows)
 
 
 def _metrics(id: str, title: str, root: str, rounds: int) -> list[Metric]:

@@ -74,9 +74,10 @@ def _dates(rng: random.Random) -> tuple[Any, Any]:
 def _timestamps(rng: random.Random) -> tuple[Any, Any]:
     low = _START + timedelta(milliseconds=rng.randrange(365 * 86_400_000))
     high = low + timedelta(milliseconds=rng.randrange(3_600_000))
-    return tuple(
+    low_text, high_text = (
         t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z" for t in (low, high)
     )
+    return low_text, high_text
 
 
 def _nested(rng: random.Random) -> tuple[Any, Any]:
