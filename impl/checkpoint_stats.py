@@ -89,14 +89,10 @@ def _stats_type(metadata: Metadata) -> pa.StructType:
     partitions = set(metadata.partition_columns)
     data = [f for f in schema["fields"] if f["name"] not in partitions]
     values = _struct_of(data, counts=False)
-    return pa.struct(
-        [
-            ("numRecords", pa.int64()),
-            ("minValues", values),
-            ("maxValues", values),
-            ("nullCount", _struct_of(data, counts=True)),
-        ]
-    )
+    counts = _struct_of(data, counts=True)
+    fields = [("minValues", values), ("maxValues", values), ("nullCount", counts)]
+    # a struct without fields cannot be written to Parquet: left out, as delta-spark does
+    return pa.struct([("numRecords", pa.int64()), *((n, t) for n, t in fields if t.num_fields)])
 
 
 def _spread(rows: pa.Array, present: pa.Array) -> pa.Array:
