@@ -89,7 +89,9 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
 SQL_TYPES = {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}
 COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
 COMMIT_FILE = re.compile(r"^\d{20}\.json$")
-CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(\.\d+\.\d+|\.[0-9a-f-]+)?\.parquet$")
+CHECKPOINT_FILE = re.compile(
+    r"^(\d{20})\.checkpoint(\.\d+\.\d+\.parquet|\.[0-9a-f-]+\.(parquet|json)|\.parquet)$"
+)  # classic, multi-part, or a v2 top-level file (UUID-named, JSON or Parquet: spec/checkpoint.md)
 
 
 class Unsupported(Exception):
