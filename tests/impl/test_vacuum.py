@@ -15,6 +15,7 @@ from support import create_reliability_table, tree_state, write_data_file
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
+from deltaspec.impl.deletion_vectors import z85_encode
 from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
@@ -163,26 +164,11 @@ def test_vacuum_never_leaves_the_table_root_or_touches_the_log(tmp_path: Path) -
     assert os.path.islink(root / "p=a" / "link.parquet")
 
 
-def z85(data: bytes) -> str:
-    alphabet = (
-        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-    )
-    out = []
-    for i in range(0, len(data), 4):
-        value = int.from_bytes(data[i : i + 4], "big")
-        chunk = []
-        for _ in range(5):
-            value, digit = divmod(value, 85)
-            chunk.append(alphabet[digit])
-        out.append("".join(reversed(chunk)))
-    return "".join(out)
-
-
 @pytest.mark.rules("SNAPSHOT.FILE_KEY")
 def test_deletion_vector_files_of_live_files_are_kept(tmp_path: Path) -> None:
     h = History(tmp_path)
     used, unused = uuid.uuid4(), uuid.uuid4()
-    dv = DeletionVector("u", "ab" + z85(used.bytes), 40, 1, 1)
+    dv = DeletionVector("u", "ab" + z85_encode(used.bytes), 40, 1, 1)
     assert deletion_vector_path(str(tmp_path), dv) == f"ab/deletion_vector_{used}.bin"
     for name in (f"ab/deletion_vector_{used}.bin", f"deletion_vector_{unused}.bin"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
