@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -326,8 +327,6 @@ class DeltaSparkReader:
         return self._spark
 
     def read(self, root: Path, version: int | None) -> Json:
-        from py4j.protocol import Py4JJavaError
-
         jvm = self.spark._jvm
         # a log vector's state is a handful of rows: one partition instead of 50 Spark tasks
         previous = self.spark.conf.get(SNAPSHOT_PARTITIONS, None)
@@ -343,8 +342,8 @@ class DeltaSparkReader:
                 else delta_log.getSnapshotAt(version, none, none, False)
             )
             return self._snapshot_json(snapshot)
-        except Py4JJavaError as error:
-            raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error
+        except _engine_errors() as error:
+            raise _read_failure(error) from error
         finally:
             if previous is None:
                 self.spark.conf.unset(SNAPSHOT_PARTITIONS)
@@ -353,8 +352,6 @@ class DeltaSparkReader:
 
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
-        from py4j.protocol import Py4JJavaError
-
         jvm = self.spark._jvm
         try:
             delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
@@ -363,8 +360,8 @@ class DeltaSparkReader:
             moment = jvm.java.sql.Timestamp(timestamp)
             none = jvm.scala.Option.empty()
             commit = delta_log.history().getActiveCommitAtTime(moment, none, False, True, False)
-        except Py4JJavaError as error:
-            raise ReadFailure(_deltaspark_kind(error), str(error.java_exception)[:800]) from error
+        except _engine_errors() as error:
+            raise _read_failure(error) from error
         return self.read(root, int(commit.version()))
 
     def _snapshot_json(self, snapshot: Any) -> Json:
@@ -403,8 +400,24 @@ class DeltaSparkReader:
         return None
 
 
-def _deltaspark_kind(error: Any) -> str:
-    text = str(error.java_exception)
+@cache
+def _engine_errors() -> tuple[type[Exception], ...]:
+    """What a call into delta-spark raises: a Py4JJavaError, or (for the error classes pyspark
+    knows, e.g. AnalysisException) pyspark's converted exception, which is not one."""
+    try:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors.exceptions.captured import CapturedException
+    except ImportError:  # no pyspark: nothing here can be raised
+        return ()
+    return (Py4JJavaError, CapturedException)
+
+
+def _read_failure(error: Exception) -> ReadFailure:
+    text = str(getattr(error, "java_exception", error))
+    return ReadFailure(_deltaspark_kind(text), text[:800])
+
+
+def _deltaspark_kind(text: str) -> str:
     for marker, kind in (
         ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
         ("DELTA_TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),

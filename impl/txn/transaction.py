@@ -464,6 +464,8 @@ class OptimisticTransaction:
         """CHECKSUM.WRITE after the commit; a failure is logged, never raised."""
         try:
             checksum.write_checksum(self.log, version)
+        except errors.DeltaError as why:  # the table's state has no checksum (e.g. no metadata yet)
+            LOG.warning("no checksum for %s at %s: %s", self.log.table_path, version, why)
         except Exception:  # a checksum is an optimisation; the commit already landed
             LOG.exception("writing the checksum of %s at %s failed", self.log.table_path, version)
 
