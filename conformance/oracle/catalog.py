@@ -187,7 +187,7 @@ CONFLICTS: tuple[Mutant, ...] = (
     _m("compaction-adds-not-candidates", "append check skips the winner's dataChange=false adds",
        "CONFLICT.APPEND_CANDIDATES",
        "    return win.added\n", "    return [a for a in win.added if a.data_change]\n",
-       SURVIVES, "vectors"),
+       "vectors", "vectors"),
     _m("null-partition-matches", "an unknown (null) predicate result selects the file",
        "predicates:matches",
        "pc.fill_null(truth, False)", "pc.fill_null(truth, True)", "vectors", "vectors"),
@@ -212,7 +212,7 @@ TRANSACTION: tuple[Mutant, ...] = (
     _m("max-retries-off-by-one", "maxCommitAttempts allows one attempt fewer",
        "RETRY.MAX_ATTEMPTS",
        "attempt > profile.max_commit_attempts", "attempt >= profile.max_commit_attempts",
-       SURVIVES, "vectors"),
+       "vectors", "vectors"),
     _m("no-snapshot-isolation-downgrade", "no-data-change commits keep the table's level",
        "ISOLATION.DOWNGRADE",
        "if only_files and not changes and may_downgrade:", "if False:"),
@@ -269,11 +269,11 @@ TRANSACTION: tuple[Mutant, ...] = (
        "table.features:is_downgrade", "if feature_based:", "if False:", "vectors", "vectors"),
     _m("dv-enable-flag-ignored", "a deletion vector is added to a table that does not enable "
        "them", "DV.ADD_CHECKS", "if metadata is None or not enabled_in(metadata.configuration):",
-       "if False:", SURVIVES, "vectors"),
+       "if False:", "vectors", "vectors"),
     _m("dv-tight-bounds-unchecked", "a DML add with a deletion vector may claim tight bounds",
        "DV.ADD_CHECKS",
        'if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:',
-       "if False:", SURVIVES, "vectors"),
+       "if False:", "vectors", "vectors"),
 )  # fmt: skip
 
 LOG: tuple[Mutant, ...] = (
@@ -401,13 +401,13 @@ SERVICES: tuple[Mutant, ...] = (
        "if txn.last_updated is None or txn.last_updated > cutoff", "vectors", "vectors"),
     _m("version-at-timestamp-exclusive", "a timestamp equal to a commit's resolves to the one "
        "before", "history:version_at", "if t <= timestamp_ms]", "if t < timestamp_ms]",
-       "services", "services"),
+       "vectors", "services"),
     _m("commit-times-equal-kept", "equal commit file times are not made increasing",
        "history:commit_timestamps", "moment <= previous:", "moment < previous:",
        "services", "services"),
     _m("in-commit-timestamps-ignored", "time travel uses file times despite in-commit "
        "timestamps", "history:commit_timestamps", "if ict is not None:", "if False:",
-       SURVIVES, "services"),
+       "vectors", "services"),
     _m("vacuum-ignores-tombstones", "VACUUM deletes files whose tombstones are within retention",
        "vacuum:_referenced", "if tombstones.num_rows:", "if False:", SURVIVES, "services"),
     _m("vacuum-ignores-recent-removes", "VACUUM ignores removes committed after the cutoff",
@@ -430,7 +430,7 @@ SERVICES: tuple[Mutant, ...] = (
 TABLE: tuple[Mutant, ...] = (
     _m("checkpoint-interval-zero-accepted", "delta.checkpointInterval = 0 is accepted",
        "table.properties:checkpoint_interval",
-       "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", SURVIVES, "vectors"),
+       "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", "vectors", "vectors"),
     _m("boolean-property-case-sensitive", "a boolean table property must be lower case",
        "table.properties:flag",
        "lowered = value.strip().lower()", "lowered = value.strip()", SURVIVES, "vectors"),
