@@ -12,6 +12,9 @@ each round the previous checkpoint and ``_last_checkpoint`` are deleted (untimed
   delta-rs's ``create_checkpoint()`` re-reads the log first. Not equal work; kept to compare
   with earlier runs.
 
+The table sets ``delta.checkpoint.writeStatsAsStruct`` (``SAME_COLUMNS``), so both
+checkpoints carry the same columns.
+
 Sizes: ours writes snappy-compressed Parquet; delta-rs 1.6.6 writes uncompressed Parquet. The
 bytes as written are reported, and like with like: both checkpoints' rows re-encoded by pyarrow
 with snappy (same encoder, same codec).
@@ -36,6 +39,13 @@ from deltaspec.impl.log.names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_nam
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 
 PEER = "delta-rs"
+SAME_COLUMNS = {
+    "delta.checkpoint.writeStatsAsJson": "true",
+    "delta.checkpoint.writeStatsAsStruct": "true",
+}
+"""Both sides write ``stats`` and ``stats_parsed`` (and ``partitionValues_parsed``): delta-rs
+1.6.6 writes the parsed columns only when the table says so, ours by default (as delta-spark
+since 3.0.0), so the table says so and the two checkpoints carry the same columns."""
 
 
 def _checkpoint_files(root: Path) -> list[Path]:
@@ -57,6 +67,11 @@ def _snappy_bytes(files: list[Path]) -> int:
     return total
 
 
+def _add_columns(files: list[Path]) -> set[str]:
+    add = pq.read_schema(files[0]).field("add").type
+    return {add.field(i).name for i in range(add.num_fields)}
+
+
 def _compression(files: list[Path]) -> str:
     return str(pq.ParquetFile(files[0]).metadata.row_group(0).column(0).compression)
 
@@ -69,7 +84,8 @@ def run(quick: bool = False) -> list[Metric]:
     with tempfile.TemporaryDirectory(prefix="deltaspec-bench-checkpoint-") as work:
         base = Path(work)
         source = base / "source"
-        writer = build(source, commits=commits, initial_files=files, initial_commits=50)
+        writer = build(source, commits=commits, initial_files=files, initial_commits=50,
+                       configuration=SAME_COLUMNS)  # fmt: skip
         ours_root, peer_root = base / "ours", base / "peer"
         shutil.copytree(source, ours_root)
         shutil.copytree(source, peer_root)
@@ -112,6 +128,8 @@ def run(quick: bool = False) -> list[Metric]:
         if check.checkpoint_version != snapshot.version or check.num_files != snapshot.num_files:
             raise AssertionError("delta-rs's checkpoint does not read back as the same table")
         written = {"ours": _checkpoint_files(ours_root), "peer": _checkpoint_files(peer_root)}
+        if _add_columns(written["ours"]) != _add_columns(written["peer"]):
+            raise AssertionError("the two checkpoints carry different add columns: not equal work")
         return _metrics(snapshot, now, cold_pair, loaded_pair, written)
 
 
