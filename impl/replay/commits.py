@@ -150,6 +150,8 @@ def _added_rows(added: list[AddFile | tuple[int, int]], columnar: list[ColumnarC
         else:
             index.append(starts[add[0]] + add[1])
     tables = [adds_to_table(decoded), *(commit.adds for commit in columnar)]
+    if index == list(range(position + sum(commit.adds.num_rows for commit in columnar))):
+        return pa.concat_tables(tables)  # every row in place: no copy (the usual bulk append)
     return pa.concat_tables(tables).take(pa.array(index, pa.int64()))
 
 
