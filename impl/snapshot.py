@@ -63,7 +63,8 @@ from deltaspec.impl.replay import checkpoint_reader
 from deltaspec.impl.replay.checkpoint_reader import UnusableCheckpoint
 from deltaspec.impl.replay.commits import (
     Commit,
-    read_checked_commit,
+    ReplayActions,
+    read_replay_commit,
     reconcile,
     require_protocol_and_metadata,
 )
@@ -327,7 +328,7 @@ class DeltaLog:
         self.cache = cache
         self._lock = threading.Lock()
         self._checkpoints: OrderedDict[CheckpointFiles, ReplayState] = OrderedDict()
-        self._commits: OrderedDict[FileInfo, list[Action]] = OrderedDict()
+        self._commits: OrderedDict[FileInfo, ReplayActions] = OrderedDict()
         self._kept_actions = 0
         self._last_snapshot: _Kept | None = None
         self._written: OrderedDict[str, None] = OrderedDict()
@@ -509,7 +510,7 @@ class DeltaLog:
 
     # --- the cache -----------------------------------------------------------------------------
 
-    def _commit_actions(self, listing: LogListing, version: int) -> list[Action]:
+    def _commit_actions(self, listing: LogListing, version: int) -> ReplayActions:
         """The decoded, checked actions of commit ``version`` (the kept ones if the listing
         shows the same file)."""
         info = listing.commits.get(version)
@@ -519,7 +520,7 @@ class DeltaLog:
                 if kept is not None:
                     self._commits.move_to_end(info)
                     return kept
-        actions = read_checked_commit(self.store, version)
+        actions = read_replay_commit(self.store, version)
         if self.cache and info is not None and len(actions) <= COMMIT_CACHE_ACTIONS:
             with self._lock:
                 if info not in self._commits:

@@ -18,7 +18,7 @@ from deltaspec.impl.errors import CorruptLogError
 from deltaspec.impl.log.listing import LogListing
 from deltaspec.impl.log.names import commit_name, compaction_name
 from deltaspec.impl.log.store import LogStore
-from deltaspec.impl.replay.commits import Commit
+from deltaspec.impl.replay.commits import Commit, ReplayActions
 from deltaspec.impl.replay.file_checks import check_commit_actions
 
 __all__ = ["read_compaction", "replay_commits"]
@@ -47,7 +47,7 @@ def replay_commits(
     listing: LogListing,
     start: int,
     target: int,
-    read_commit: Callable[[int], list[Action]],
+    read_commit: Callable[[int], ReplayActions],
 ) -> Iterator[Commit]:
     """The commits ``start + 1 .. target`` to replay, a compaction file standing for its range
     where the listing allows (LOG.COMPACTION). When a compaction file ends at ``target``, the

@@ -150,13 +150,20 @@ def _json_lines(strings: pa.Array) -> pa.Buffer | None:
     return data.slice(start, end - start)
 
 
-def _read_fast(strings: pa.Array, layout: StatsLayout) -> pa.StructArray | None:
-    """Every row decoded by pyarrow's JSON reader, or None if it cannot take them as they are."""
-    data = _json_lines(strings)
-    if data is None:
-        return None
+def _as_text(kind: pa.DataType) -> pa.DataType:
+    """``kind`` with its timestamps and dates read as strings (cast afterwards)."""
+    if pa.types.is_struct(kind):
+        return pa.struct([pa.field(f.name, _as_text(f.type)) for f in kind])
+    return pa.string() if pa.types.is_timestamp(kind) or pa.types.is_date(kind) else kind
+
+
+def _read_json(
+    data: pa.Buffer, rows: int, reading: pa.StructType, physical: pa.StructType
+) -> pa.StructArray | None:
+    """The JSON lines ``data`` read as ``reading`` and cast to ``physical``; None if pyarrow
+    cannot take them (or reads another number of rows)."""
     options = pa_json.ParseOptions(
-        explicit_schema=pa.schema(list(layout.reading)), unexpected_field_behavior="ignore"
+        explicit_schema=pa.schema(list(reading)), unexpected_field_behavior="ignore"
     )
     try:
         table = pa_json.read_json(
@@ -164,14 +171,31 @@ def _read_fast(strings: pa.Array, layout: StatsLayout) -> pa.StructArray | None:
             read_options=pa_json.ReadOptions(block_size=_BLOCK_BYTES),
             parse_options=options,
         )
-        if table.num_rows != len(strings):
+        if table.num_rows != rows:
             return None
         read = pa.StructArray.from_arrays(
-            [column.combine_chunks() for column in table.columns], fields=list(layout.reading)
+            [column.combine_chunks() for column in table.columns], fields=list(reading)
         )
-        return read.cast(layout.physical)
+        return read.cast(physical)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+
+
+def _read_fast(strings: pa.Array, layout: StatsLayout) -> pa.StructArray | None:
+    """Every row decoded by pyarrow's JSON reader, or None if it cannot take them as they are.
+
+    Timestamps and dates are first read as strings and cast, which costs less than the JSON
+    reader's own timestamp parsing; the cast takes a subset of what that parser takes, to the
+    same values, so where it refuses one the rows are read again with the typed layout."""
+    data = _json_lines(strings)
+    if data is None:
+        return None
+    text = _as_text(layout.reading)
+    if text != layout.reading:
+        read = _read_json(data, len(strings), text, layout.physical)
+        if read is not None:
+            return read
+    return _read_json(data, len(strings), layout.reading, layout.physical)
 
 
 def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
