@@ -241,7 +241,7 @@ TRANSACTION: tuple[Mutant, ...] = (
        "TXN.APPEND_ONLY", "if append_only and any(", "if False and any("),
     _m("set-transaction-repeats-kept", "a repeated SetTransaction of one app id is kept twice",
        "TXN.SET_TRANSACTION_DEDUP",
-       "continue\n", "pass\n", SURVIVES, "vectors"),
+       "continue\n", "pass\n", "services"),
     _m("two-metadata-accepted", "a commit may change the metadata twice",
        "TXN.SINGLE_METADATA", "if len(_metadatas(actions)) > 1:",
        "if len(_metadatas(actions)) > 2:"),
@@ -376,7 +376,7 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "services", "services"),
     _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
        "checkpoint:_new_start",
-       "and _readable(log, listing.checkpoints[version])", "", SURVIVES, "machine"),
+       "and _readable(log, listing.checkpoints[version])", "", "services"),
     _m("v2-checkpoint-names-no-sidecar", "a v2 checkpoint's top-level file leaves out its "
        "sidecar action", "checkpoint_v2:write_v2_checkpoint",
        "codec.encode_commit([marker, sidecar, *others])", "codec.encode_commit([marker, *others])"),
@@ -435,14 +435,14 @@ TABLE: tuple[Mutant, ...] = (
        "if value.strip().lower() == level.lower():", "if value.strip() == level:"),
     _m("reader-features-unchecked", "unsupported reader features are read anyway",
        "table.features:check_reader_protocol",
-       "if protocol.min_reader_version == MAX_READER_VERSION:", "if False:", SURVIVES, "vectors"),
+       "if protocol.min_reader_version == MAX_READER_VERSION:", "if False:", "services"),
     _m("dotdot-checked-only-leading", "only a leading '..' segment is refused in a data path",
        "PATH.DATA_FILE",
        'if ".." in decoded.split("/"):', 'if decoded.split("/")[0] == "..":'),
     _m("root-prefix-without-separator", "/table-other/x counts as inside the table /table",
        "PATH.DATA_FILE",
        'if target.startswith(root.rstrip("/") + "/"):', 'if target.startswith(root):',
-       SURVIVES, "vectors"),
+       "services"),
 )  # fmt: skip
 
 CODEC: tuple[Mutant, ...] = (

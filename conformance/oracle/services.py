@@ -451,9 +451,24 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
     return len(table.checkpoints)
 
 
+def _tear_earlier_checkpoints(table: Table) -> list[int]:
+    """On every other table, the checkpoints before the latest are torn (their first file
+    holds a Parquet magic and nothing else, still timed as written): cleanup must not start
+    the kept log at one (RETENTION.VERIFIED_CHECKPOINT). The earlier checkpoints left whole."""
+    earlier = table.checkpoints[:-1]
+    if len(table.times) % 2:
+        return earlier
+    for version in earlier:
+        first = sorted(table.log_dir.glob(f"{version:020d}.checkpoint*.parquet"))[0]
+        first.write_bytes(b"PAR1\0\0\0\0PAR1")
+        _touch(first, 1000)
+    return []
+
+
 def check_cleanup(table: Table, rng: random.Random) -> int:
     """RETENTION.LOG at a cut-off equal to a commit's midnight: the commits deleted are the
-    model's ``expired_log_versions``; the latest state and the kept versions still read."""
+    model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
+    state and the kept versions still read."""
     from deltaspec.impl.checkpoint import cleanup_expired_logs
     from deltaspec.impl.snapshot import DeltaLog
     from deltaspec.model.checkpoint import expired_log_versions, interval_ms
@@ -463,12 +478,12 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     pivot = table.times[rng.randrange(latest_checkpoint)]
     now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
     model = model_snapshot(table, len(table.times) - 1)
+    whole = _tear_earlier_checkpoints(table)
     log = DeltaLog(str(table.root))
     metadata = log.snapshot().metadata
     deleted = cleanup_expired_logs(log, latest_checkpoint, now, metadata)
     got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
-    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata,
-                                table.checkpoints[:-1])  # fmt: skip
+    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole)
     _agree(f"commits cleaned up at now={now}", got, list(want))
     after = DeltaLog(str(table.root)).snapshot()
     _agree("live files after cleanup", sorted(p for p, _ in after.files),
@@ -500,14 +515,17 @@ def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
 
 
 def run_services(scenarios: int = SCENARIOS) -> StageResult:
-    """Every scenario; the first disagreement fails the stage."""
+    """Every scenario, then the one-off probes; the first disagreement fails the stage."""
+    from deltaspec.conformance.oracle.service_probes import ProbeMismatch, run_probes
+
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}
     try:
         for seed in range(scenarios):
             for name, count in run_scenario(seed, workdir).items():
                 totals[name] = totals.get(name, 0) + count
-    except ServiceMismatch as mismatch:
+        totals["probe"] = run_probes(workdir)
+    except (ServiceMismatch, ProbeMismatch) as mismatch:
         return StageResult(False, str(mismatch)[:500], {"mismatch": str(mismatch)})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
