@@ -52,6 +52,8 @@ class Table:
     stamps: list[int] = field(default_factory=list)
     """The deletion and lastUpdated times written: the retention probes start from these."""
     configuration: dict[str, str] = field(default_factory=dict)
+    dvs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Data file path -> the deletion vector (storage type ``p``) its add and remove carry."""
 
     @property
     def log_dir(self) -> Path:
@@ -85,7 +87,13 @@ def _first_commit(table: Table, rng: random.Random) -> list[dict[str, Any]]:
     metadata = {"id": f"services-{rng.random()}", "format": {"provider": "parquet", "options": {}},
                 "schemaString": json.dumps(schema), "partitionColumns": [],
                 "configuration": table.configuration, "createdTime": MIDNIGHT}  # fmt: skip
-    return [{"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": metadata}]
+    protocol = {
+        "minReaderVersion": 3,
+        "minWriterVersion": 7,
+        "readerFeatures": ["deletionVectors"],
+        "writerFeatures": ["deletionVectors", "domainMetadata"],
+    }
+    return [{"protocol": protocol}, {"metaData": metadata}]  # fmt: skip
 
 
 def _next_time(table: Table, rng: random.Random, version: int) -> int:
@@ -98,20 +106,51 @@ def _next_time(table: Table, rng: random.Random, version: int) -> int:
     return table.times[-1] + rng.choice([6, 6, 12, 18, 24, 0, -6]) * HOUR
 
 
+def _deletion_vector(table: Table, name: str, version: int, moment: int) -> None:
+    """Every third data file has a deletion vector stored in its own file (storage type ``p``,
+    an absolute URI inside the table), written at the commit's time: VACUUM must keep it as long
+    as it keeps the data file (RETENTION.TOMBSTONES)."""
+    if version % 3:
+        return
+    dv_name = f"deletion_vector_{version:03d}.bin"
+    _data_file(table, dv_name, moment)
+    table.dvs[name] = {"storageType": "p", "pathOrInlineDv": (table.root / dv_name).as_uri(),
+                       "offset": 1, "sizeInBytes": 3, "cardinality": 1}  # fmt: skip
+
+
+def _domains(version: int) -> list[dict[str, Any]]:
+    """Domain metadata on some commits: user.a set again and again, user.b set and removed."""
+    if version % 4 == 1:
+        return [{"domainMetadata": {"domain": "user.a", "configuration": str(version),
+                                    "removed": False}}]  # fmt: skip
+    if version % 4 == 3:
+        return [{"domainMetadata": {"domain": "user.b", "configuration": str(version),
+                                    "removed": version % 8 == 7}}]  # fmt: skip
+    return []
+
+
 def _commit(table: Table, rng: random.Random, version: int, live: list[str]) -> None:
     moment = _next_time(table, rng, version)
     actions = _first_commit(table, rng) if version == 0 else []
     name = f"part-{version:03d}.parquet"
+    _deletion_vector(table, name, version, moment)
+    dv = {"deletionVector": table.dvs[name]} if name in table.dvs else {}
     actions.append({"add": {"path": name, "partitionValues": {}, "size": 4,
-                            "modificationTime": moment, "dataChange": True}})  # fmt: skip
+                            "modificationTime": moment, "dataChange": True, **dv}})  # fmt: skip
     _data_file(table, name, moment)
     if live and rng.random() < 0.6:
         gone = live.pop(rng.randrange(len(live)))
         remove: dict[str, Any] = {"path": gone, "dataChange": True}
+        if gone in table.dvs:
+            remove["deletionVector"] = table.dvs[gone]
         if rng.random() < 0.85:
-            remove["deletionTimestamp"] = moment
-            table.stamps.append(moment)
+            # every other writer's clock runs 12 hours ahead of the file system's: the
+            # tombstone outlives the cut-off that already passed its commit's file time
+            stamp = moment + (12 * HOUR if version % 2 else 0)
+            remove["deletionTimestamp"] = stamp
+            table.stamps.append(stamp)
         actions.append({"remove": remove})
+    actions.extend(_domains(version))
     if rng.random() < 0.5:
         txn: dict[str, Any] = {"appId": rng.choice("abc"), "version": version}
         if rng.random() < 0.85:
@@ -162,7 +201,7 @@ def model_snapshot(table: Table, version: int) -> Any:
 
 def model_kept(snapshot: Any, now: int) -> dict[str, set[str]]:
     """What CHECKPOINT.CONTENTS keeps as of ``now``: live paths, tombstone paths, app ids."""
-    from deltaspec.model.actions import AddFile, RemoveFile, SetTransaction
+    from deltaspec.model.actions import AddFile, DomainMetadata, RemoveFile, SetTransaction
     from deltaspec.model.checkpoint import checkpoint_actions
 
     kept = checkpoint_actions(snapshot, now)
@@ -170,6 +209,7 @@ def model_kept(snapshot: Any, now: int) -> dict[str, set[str]]:
         "add": {a.path for a in kept if isinstance(a, AddFile)},
         "remove": {a.path for a in kept if isinstance(a, RemoveFile)},
         "txn": {a.app_id for a in kept if isinstance(a, SetTransaction)},
+        "domain": {a.domain for a in kept if isinstance(a, DomainMetadata) and not a.removed},
     }
 
 
@@ -192,10 +232,13 @@ def _arrow_kept(rows: Any) -> dict[str, set[str]]:
         return set(pc.struct_field(rows.column(column).drop_null(), key).to_pylist())
 
     return {"add": paths("add", "path"), "remove": paths("remove", "path"),
-            "txn": paths("txn", "appId")}  # fmt: skip
+            "txn": paths("txn", "appId"), "domain": paths("domainMetadata", "domain")}  # fmt: skip
 
 
 # --- the checks ----------------------------------------------------------------------------------
+
+KINDS = ("add", "remove", "txn", "domain")
+"""What a checkpoint holds, compared by key: file paths, tombstone paths, app ids, domains."""
 
 
 def _retention_probes(table: Table) -> list[int]:
@@ -229,7 +272,7 @@ def check_retention(table: Table) -> int:
         _agree(f"app ids at now={now}", _sorted(set(snapshot.app_transactions)),
                _sorted(want["txn"]))  # fmt: skip
         rows = _arrow_kept(checkpoint_table(snapshot, now_ms=now))
-        for kind in ("add", "remove", "txn"):
+        for kind in KINDS:
             _agree(f"checkpoint {kind} at now={now}", _sorted(rows[kind]), _sorted(want[kind]))
     return len(probes)
 
@@ -283,6 +326,12 @@ def expected_vacuum(table: Table, now: int) -> list[str]:
         if moment > cutoff:
             lines = (table.log_dir / f"{version:020d}.json").read_text().splitlines()
             referenced |= {json.loads(x)["remove"]["path"] for x in lines if '"remove"' in x}
+    root_uri = table.root.as_uri() + "/"
+    referenced |= {
+        table.dvs[path]["pathOrInlineDv"].removeprefix(root_uri)
+        for path in referenced
+        if path in table.dvs
+    }
     doomed = []
     for path in table.root.rglob("*"):
         relative = path.relative_to(table.root).as_posix()
@@ -298,14 +347,27 @@ def expected_vacuum(table: Table, now: int) -> list[str]:
 
 
 def check_vacuum(table: Table) -> int:
-    """Dry runs at every probe, then one real VACUUM at the last probe."""
+    """Dry runs at every probe (cut-offs at each commit time and deletion timestamp, and one
+    millisecond after), then one real VACUUM at the last probe; a retention one millisecond
+    shorter than the table's is refused unless the check is turned off."""
+    from deltaspec.impl.errors import VacuumRetentionTooShortError
     from deltaspec.impl.snapshot import DeltaLog
     from deltaspec.impl.vacuum import vacuum
     from deltaspec.model.checkpoint import interval_ms
 
     retention = interval_ms(table.configuration["delta.deletedFileRetentionDuration"])
-    probes = sorted({t + retention + d for t in table.times for d in (0, 1)})
+    probes = sorted({t + retention + d for t in {*table.times, *table.stamps} for d in (0, 1)})
     log = DeltaLog(str(table.root))
+    try:
+        vacuum(log, retention_ms=retention - 1, dry_run=True, now_ms=probes[-1])
+        raise ServiceMismatch(f"VACUUM accepted a retention of {retention - 1} ms, shorter "
+                              f"than the table's {retention} ms")  # fmt: skip
+    except VacuumRetentionTooShortError:
+        pass
+    unchecked = vacuum(log, retention_ms=retention - 1, dry_run=True, enforce_retention=False,
+                       now_ms=probes[-1] - 1)  # fmt: skip
+    _agree("VACUUM (dry run, check off)", list(unchecked.deleted),
+           expected_vacuum(table, probes[-1]))  # fmt: skip
     for now in probes:
         got = list(vacuum(log, dry_run=True, now_ms=now).deleted)
         _agree(f"VACUUM (dry run) at now={now}", got, expected_vacuum(table, now))
@@ -316,9 +378,54 @@ def check_vacuum(table: Table) -> int:
     return len(probes) + 1
 
 
+class _Interrupted(Exception):
+    """A checkpoint write stopped between two parts."""
+
+
+def _interrupt() -> None:
+    raise _Interrupted
+
+
+def _hint(table: Table) -> dict[str, Any] | None:
+    path = table.log_dir / "_last_checkpoint"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _interrupted_write(table: Table, log: Any, version: int, parts: int, now: int) -> None:
+    """CHECKPOINT.LAST_CHECKPOINT: a multi-part write that stops after its first part leaves
+    ``_last_checkpoint`` as it was (the hint is written after every part exists)."""
+    from deltaspec.impl.checkpoint import write_checkpoint
+    from deltaspec.impl.log import crashpoints
+
+    before = _hint(table)
+    crashpoints.arm("checkpoint.between_parts", action=_interrupt)
+    try:
+        write_checkpoint(log, log.snapshot(version), parts=parts, now_ms=now)
+        raise ServiceMismatch(f"checkpoint {version}: the armed crash point was not reached")
+    except _Interrupted:
+        pass
+    finally:
+        crashpoints.disarm()
+    _agree(f"_last_checkpoint after checkpoint {version} stopped between parts", _hint(table),
+           before)  # fmt: skip
+
+
+def _check_hint(table: Table, version: int, rows: Any, want: dict[str, set[str]]) -> None:
+    """CHECKPOINT.LAST_CHECKPOINT: the hint names the checkpoint just written, with ``version``,
+    ``size`` and ``parts`` first and in that order, and its counts of rows and adds."""
+    hint = _hint(table) or {}
+    keys = [k for k in hint if k in ("version", "size", "parts")]
+    _agree(f"_last_checkpoint {version} first keys", list(hint)[: len(keys)], keys)
+    _agree(f"_last_checkpoint {version} version and size", (hint.get("version"), hint.get("size")),
+           (version, rows.num_rows))  # fmt: skip
+    _agree(f"_last_checkpoint {version} numOfAddFiles", hint.get("numOfAddFiles"),
+           len(want["add"]))  # fmt: skip
+
+
 def write_checkpoints(table: Table, rng: random.Random) -> int:
     """Each chosen version checkpointed (classic or multi-part) as of its commit time, its files
-    timed earlier than any commit; read back, they hold what the model's checkpoint holds."""
+    timed earlier than any commit; read back, they hold what the model's checkpoint holds, and
+    ``_last_checkpoint`` describes them. A multi-part one is first stopped after its first part."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -328,22 +435,40 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
     log = DeltaLog(str(table.root))
     for version in table.checkpoints:
         now = table.times[version]
-        result = write_checkpoint(log, log.snapshot(version), parts=rng.choice([None, 2, 3]),
-                                  now_ms=now)  # fmt: skip
+        parts = rng.choice([None, 2, 3])
+        if parts is not None:
+            _interrupted_write(table, log, version, parts, now)
+        result = write_checkpoint(log, log.snapshot(version), parts=parts, now_ms=now)
         rows = pa.concat_tables([pq.read_table(table.log_dir / n) for n in result.files],
                                 promote_options="default")  # fmt: skip
         want = model_kept(model_snapshot(table, version), now)
         got = _arrow_kept(rows)
-        for kind in ("add", "remove", "txn"):
+        for kind in KINDS:
             _agree(f"checkpoint {version} {kind}", _sorted(got[kind]), _sorted(want[kind]))
+        _check_hint(table, version, rows, want)
         for name in result.files:
             _touch(table.log_dir / name, 1000)
     return len(table.checkpoints)
 
 
+def _tear_earlier_checkpoints(table: Table) -> list[int]:
+    """On every other table, the checkpoints before the latest are torn (their first file
+    holds a Parquet magic and nothing else, still timed as written): cleanup must not start
+    the kept log at one (RETENTION.VERIFIED_CHECKPOINT). The earlier checkpoints left whole."""
+    earlier = table.checkpoints[:-1]
+    if len(table.times) % 2:
+        return earlier
+    for version in earlier:
+        first = sorted(table.log_dir.glob(f"{version:020d}.checkpoint*.parquet"))[0]
+        first.write_bytes(b"PAR1\0\0\0\0PAR1")
+        _touch(first, 1000)
+    return []
+
+
 def check_cleanup(table: Table, rng: random.Random) -> int:
     """RETENTION.LOG at a cut-off equal to a commit's midnight: the commits deleted are the
-    model's ``expired_log_versions``; the latest state and the kept versions still read."""
+    model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
+    state and the kept versions still read."""
     from deltaspec.impl.checkpoint import cleanup_expired_logs
     from deltaspec.impl.snapshot import DeltaLog
     from deltaspec.model.checkpoint import expired_log_versions, interval_ms
@@ -353,12 +478,12 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     pivot = table.times[rng.randrange(latest_checkpoint)]
     now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
     model = model_snapshot(table, len(table.times) - 1)
+    whole = _tear_earlier_checkpoints(table)
     log = DeltaLog(str(table.root))
     metadata = log.snapshot().metadata
     deleted = cleanup_expired_logs(log, latest_checkpoint, now, metadata)
     got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
-    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata,
-                                table.checkpoints[:-1])  # fmt: skip
+    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole)
     _agree(f"commits cleaned up at now={now}", got, list(want))
     after = DeltaLog(str(table.root)).snapshot()
     _agree("live files after cleanup", sorted(p for p, _ in after.files),
@@ -390,14 +515,17 @@ def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
 
 
 def run_services(scenarios: int = SCENARIOS) -> StageResult:
-    """Every scenario; the first disagreement fails the stage."""
+    """Every scenario, then the one-off probes; the first disagreement fails the stage."""
+    from deltaspec.conformance.oracle.service_probes import ProbeMismatch, run_probes
+
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}
     try:
         for seed in range(scenarios):
             for name, count in run_scenario(seed, workdir).items():
                 totals[name] = totals.get(name, 0) + count
-    except ServiceMismatch as mismatch:
+        totals["probe"] = run_probes(workdir)
+    except (ServiceMismatch, ProbeMismatch) as mismatch:
         return StageResult(False, str(mismatch)[:500], {"mismatch": str(mismatch)})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -335,6 +335,7 @@ def path_vectors() -> list[Json]:
     bad = [
         ("undecodable-uri", "p/x%zz.parquet", "does not decode as a URI (%zz)"),
         ("parent-segment", "../outside.parquet", "leaves the table root (..)"),
+        ("inner-parent-segment", "p/../x.parquet", "has a .. segment after its first one"),
         ("inside-delta-log", "_delta_log/x.parquet", "lies inside _delta_log"),
     ]
     return [
@@ -482,6 +483,26 @@ def checkpoint_parts_vectors() -> list[Json]:
             {**commits(0, 1, 2, 3, 4), checkpoint_name(2): {"checkpoint": rows2},
              **hint(2, len(rows2))},
             [snapshot(1, LIVE[1], tombstones=[]), snapshot(3, LIVE[3], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/cleanup-left-a-commit-below",
+            "Commit 0 was cleaned up below the checkpoint of version 2 but commit 1 was not "
+            "(a cleanup stopped midway): version 1 has no start to replay from, so it does not "
+            "exist; versions 2-4 read.",
+            ["SNAPSHOT.TIME_TRAVEL", "CHECKPOINT.READ", "RETENTION.LOG"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(1, 2, 3, 4),
+             **hint(2, len(rows2))},
+            [{"version": 1, "error": "VERSION_NOT_FOUND"}, snapshot(2, LIVE[2], **tomb),
+             snapshot(4, LIVE[4], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/empty-checkpoint-file-ignored",
+            "The only checkpoint, of version 4, is a zero-length file (a torn write) and the "
+            "commits before 4 are gone: an empty file is no checkpoint, so no start exists and "
+            "the log has a hole from version 0.",
+            ["CHECKPOINT.READ", "LOG.LISTING", "LOG.CONTIGUITY"],
+            {checkpoint_name(4): {"text": ""}, **commits(4, 5)},
+            [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
         ),
     ]  # fmt: skip
 

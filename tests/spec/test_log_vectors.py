@@ -199,13 +199,18 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
     # the data-path check: getSnapshotAt(0) on an empty log reports a non-existent version
     # (LOG.NEW_TABLE says TABLE_NOT_FOUND; its latest snapshot there is the empty one, as the
     # spec says), and it lists ../outside.parquet and _delta_log/x.parquet as live files where
-    # PATH.DATA_FILE refuses the load (known_issues/deltaspark.json). Its time-travel errors
+    # PATH.DATA_FILE refuses the load (known_issues/deltaspark.json); p/../x.parquet too, as
+    # x.parquet. Its getSnapshotAt(1) below a cleaned-up commit 0 fails with
+    # DELTA_TRUNCATED_TRANSACTION_LOG, where its versionAsOf gives DELTA_VERSION_NOT_FOUND as
+    # SNAPSHOT.TIME_TRAVEL does. Its time-travel errors
     # (DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION, DELTA_TIMESTAMP_GREATER_THAN_COMMIT) reach
     # Python as pyspark's AnalysisException, not as a Py4JJavaError: the reader maps both.
     assert failing == {
         "log/new-table/empty-log-directory": Verdict.WRONG_KIND,
+        "checkpoint/read/cleanup-left-a-commit-below": Verdict.WRONG_KIND,
         "snapshot/data-path/inside-delta-log": Verdict.UNSAFE,
         "snapshot/data-path/parent-segment": Verdict.UNSAFE,
+        "snapshot/data-path/inner-parent-segment": Verdict.UNSAFE,
     }, {case: results[case].details for case in failing}
 
 
