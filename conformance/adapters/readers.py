@@ -282,6 +282,15 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     return actions
 
 
+def _check_regular_file(path: Path) -> None:
+    """PATH.NO_SYMLINKS and PATH.REGULAR_FILES for the reader: a commit name holding a link is
+    never followed, one holding a directory, FIFO or device is never opened."""
+    if path.is_symlink():
+        raise ReadFailure("UNSAFE_PATH", f"{path.name} is a symbolic link")
+    if not path.is_file():
+        raise ReadFailure("NOT_REGULAR_FILE", f"{path.name} is not a regular file")
+
+
 def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     """The model ``Commit`` of one commit file (its time: the file's modification time)."""
     import json
@@ -289,6 +298,7 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
 
+    _check_regular_file(path)
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():

@@ -65,10 +65,8 @@ def test_every_family_has_vectors(vectors):
 
 NO_VECTOR_YET = {
     # The reliability rules that landed with the hostile-input work. Each is checked on real files
-    # by tests/test_reliability_*.py; a language-neutral vector needs the log-vector format to
-    # express special files (symlinks, FIFOs), races with cleanup, or writer-side refusals.
-    "PATH.NO_SYMLINKS": "needs a symlink inside the table: the format has no such entry yet",
-    "PATH.REGULAR_FILES": "needs a FIFO or device at a log name: the format has none yet",
+    # by tests/test_reliability_*.py; a language-neutral vector needs the formats to express
+    # races with cleanup or writer-side refusals.
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
