@@ -268,7 +268,11 @@ class ImplAdapter:
         for data in actions:
             if "add" not in data:
                 continue
-            full = os.path.join(self.root, resolve_data_path(str(self.root), data["add"]["path"]))
+            try:
+                relative = resolve_data_path(str(self.root), data["add"]["path"])
+            except ValueError:
+                continue  # no file of the table: the commit is refused (TXN.WRITE_BOUNDARY)
+            full = os.path.join(self.root, relative)
             if not os.path.exists(full):
                 os.makedirs(os.path.dirname(full), exist_ok=True)
                 with open(full, "wb"):

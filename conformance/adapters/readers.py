@@ -237,31 +237,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
 def _check_data_path(line: Json) -> None:
-    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must decode, have no
-    ``..`` segment and name neither the root nor a file of ``_delta_log``; otherwise the load is
-    refused. Absolute paths (and other schemes) are left to the engines: judging them needs the
-    table's location, which a log vector does not fix."""
-    from urllib.parse import unquote
+    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must name a file of the
+    table (the model's ``names_table_file``); otherwise the load is refused."""
+    from deltaspec.model.paths import names_table_file
 
     for key in ("add", "remove"):
         body = line.get(key)
         if not isinstance(body, dict) or not isinstance(body.get("path"), str):
             continue
         path = body["path"]
-        if path.startswith("/") or ":" in path.split("/")[0]:
-            continue
-        segments = [s for s in unquote(path).split("/") if s not in ("", ".")]
-        if (
-            _ESCAPE.search(path)
-            or "\0" in unquote(path)
-            or ".." in segments
-            or not segments
-            or segments[0] == "_delta_log"
-        ):
+        if not names_table_file(path):
             raise ReadFailure("UNSAFE_PATH", f"{key}.path {path!r} names no file of the table")
 
 

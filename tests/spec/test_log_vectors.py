@@ -70,8 +70,6 @@ NO_VECTOR_YET = {
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
-    "TXN.WRITE_BOUNDARY": "a writer-side refusal (INVALID_COMMIT_ACTION) the model does not "
-    "model (test_rule_registry): a scenario vector expecting it would fail on the oracle",
     "CHECKSUM.WRITE": "the <v>.crc a writer leaves beside its commit: scenario vectors expect "
     "outcomes and snapshots, not side files (CHECKSUM.VERIFY's log vector covers readers)",
     "TXN.READ_VERSION_RETAINED": "log cleanup between a writer's read and its commit: no step",
