@@ -62,6 +62,8 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
     ("METADATA_ABSENT", "METADATA_ABSENT"),
     ("DUPLICATE_ACTIONS", "DUPLICATE_ACTIONS"),
     ("SET_TRANSACTION", "DUPLICATE_SET_TRANSACTION"),
+    ("SetTransaction actions", "DUPLICATE_SET_TRANSACTION"),  # 'Two SetTransaction actions …'
+    ("ROW_ID_ASSIGNMENT_WITHOUT_STATS", "ROW_ID_ASSIGNMENT_WITHOUT_STATS"),
     ("change the metadata more than once", "METADATA_CHANGED_TWICE"),
     ("change the protocol more than once", "PROTOCOL_CHANGED_TWICE"),
     ("INVALID_PARTITIONING_SCHEMA", "INVALID_PARTITIONING_SCHEMA"),
@@ -186,10 +188,12 @@ class Jvm:
         return self.spark._jsparkSession.sessionState().sqlParser().parseExpression(sql)
 
     def rows(self, dataset: Any, column: str) -> list[Any]:
+        return [row[0] for row in self.records(dataset, column)]
+
+    def records(self, dataset: Any, *columns: str) -> list[Any]:
         from pyspark.sql import DataFrame
 
-        frame = DataFrame(dataset.toDF(), self.spark)
-        return [row[0] for row in frame.select(column).collect()]
+        return list(DataFrame(dataset.toDF(), self.spark).select(*columns).collect())
 
 
 def java_failure(error: Exception) -> tuple[list[str], str] | None:
@@ -454,9 +458,11 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
     for features in ("readerFeatures", "writerFeatures"):  # sets: sorted (spec/bridge.md)
         if protocol.get(features) is not None:
             protocol[features] = sorted(protocol[features])
+    files = jvm.records(snapshot.allFiles(), "path", "baseRowId", "defaultRowCommitVersion")
     return {
         "version": snapshot.version(),
-        "files": sorted(jvm.rows(snapshot.allFiles(), "path")),
+        "files": sorted(path for path, _, _ in files),
+        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
         "tombstones": sorted(jvm.rows(snapshot.tombstones(), "path")),
         "app_txns": txns,
         "domains": domains,
