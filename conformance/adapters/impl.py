@@ -20,6 +20,7 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
+from deltaspec.conformance.adapters.logfiles import delete_log_below
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.impl import codec, errors, history, predicates
@@ -243,7 +244,7 @@ class ImplAdapter:
     """
 
     name = "impl"
-    capabilities = ACTION_LEVEL - {Capability.COMMIT_STEPS}
+    capabilities = (ACTION_LEVEL - {Capability.COMMIT_STEPS}) | {Capability.LOG_CLEANUP}
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -343,6 +344,10 @@ class ImplAdapter:
         self.now = now
         checkpoint_version(self.log, version, now_ms=now)
         self._stamp_log()
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        self.now = now
+        delete_log_below(self.root, version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         """A multi-part checkpoint of ``version`` (classic where the table forbids parts)."""

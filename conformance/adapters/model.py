@@ -8,6 +8,7 @@ from typing import Any
 
 from deltaspec.conformance.adapters.base import (
     ACTION_LEVEL,
+    Capability,
     Json,
     TableSetup,
     WriterSpec,
@@ -271,7 +272,7 @@ class ModelAdapter:
     """
 
     name = "model"
-    capabilities = ACTION_LEVEL
+    capabilities = ACTION_LEVEL | {Capability.LOG_CLEANUP}
 
     def __init__(self) -> None:
         self.machine = m.Machine()
@@ -351,6 +352,18 @@ class ModelAdapter:
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         self.checkpoint(version, now, parts)
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        """The ``clean_up_log`` step: the log starts at the checkpoint of ``version``."""
+        self.now = now
+        if version not in self.machine.log.checkpoints:
+            raise ValueError(f"clean_up_log {version}: no checkpoint of version {version}")
+        self.machine = replace(self.machine, log=self.machine.log.cleaned_up_to(version))
+        self.checkpoint_files = {
+            name: written
+            for name, written in self.checkpoint_files.items()
+            if int(name.split(".", 1)[0]) >= version
+        }
 
     def _clean_up(self, version: int) -> None:
         """RETENTION.LOG after checkpointing ``version``, over the files still listed."""

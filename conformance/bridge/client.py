@@ -167,6 +167,9 @@ class BridgeAdapter:
     def checkpoint(self, version: int, now: int) -> None:
         self.process.request("checkpoint", {"version": version, "now": now})
 
+    def clean_up_log(self, version: int, now: int) -> None:
+        self.process.request("clean_up_log", {"version": version, "now": now})
+
     def snapshot(self, version: int | None = None) -> Json:
         return cast(Json, self.process.request("snapshot", {"version": version}))
 

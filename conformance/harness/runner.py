@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from deltaspec.conformance.adapters.base import (
     Adapter,
     Capability,
     Json,
+    LogCleaner,
     TableSetup,
     Unsupported,
     WriterSpec,
 )
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario
 
-STEP_NEEDS = {"try_write": Capability.COMMIT_STEPS, "resolve": Capability.COMMIT_STEPS}
+STEP_NEEDS = {
+    "try_write": Capability.COMMIT_STEPS,
+    "resolve": Capability.COMMIT_STEPS,
+    "clean_up_log": Capability.LOG_CLEANUP,
+}
 
 
 def unsupported_steps(adapter: Adapter, scenario: Scenario) -> list[str]:
@@ -53,6 +59,8 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
                 outcomes[name] = {"pending": True}
             elif "checkpoint" in step:
                 adapter.checkpoint(step["checkpoint"], now)
+            elif "clean_up_log" in step:
+                cast(LogCleaner, adapter).clean_up_log(step["clean_up_log"], now)
             else:
                 kind = next(k for k in ("commit", "try_write", "resolve") if k in step)
                 outcomes[step[kind]] = _steps(adapter)[kind](step[kind], now)

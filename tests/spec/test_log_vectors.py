@@ -72,7 +72,6 @@ NO_VECTOR_YET = {
     "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
     "CHECKSUM.WRITE": "the <v>.crc a writer leaves beside its commit: scenario vectors expect "
     "outcomes and snapshots, not side files (CHECKSUM.VERIFY's log vector covers readers)",
-    "TXN.READ_VERSION_RETAINED": "log cleanup between a writer's read and its commit: no step",
 }
 
 

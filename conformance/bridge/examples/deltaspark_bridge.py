@@ -13,7 +13,8 @@ snapshot, ``filterFiles`` / ``trackReadPredicates`` / ``trackFilesRead`` / ``rea
 ``getSnapshotAt`` for snapshots and for ``read_table``. The initial table and the setup commits are
 written as files, as spec/scenarios.md describes them (they are not validated).
 
-Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table``. Declined with
+Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table`` (with
+``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted). Declined with
 ``UNSUPPORTED`` (the vector is skipped): other releases than 4.4.0 (``profile``), a
 ``changes_data`` that differs from the operation's own flag, operation names with no
 ``DeltaOperations`` class here, and ``begin`` at version -1 of an existing table. There is no
@@ -41,7 +42,9 @@ from typing import Any, TextIO
 
 PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
-CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp"]
+CAPABILITIES = [
+    "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup"
+]  # fmt: skip
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
@@ -652,6 +655,16 @@ class Table:
         self.clock.setTime(now)
         self.delta_log().checkpoint(self.at(version), self.jvm.none())
 
+    def clean_up_log(self, version: int) -> None:
+        """scenarios.md `clean_up_log`: the files of every version below a checkpointed
+        `version` deleted, as log cleanup leaves them (delta-spark's own cleanup goes by file
+        times against its retention, which a vector does not fix)."""
+        if version not in self.checkpoints():
+            raise BadRequest(f"clean_up_log {version}: version {version} has no checkpoint")
+        for path in (self.root / "_delta_log").iterdir():
+            if path.name[:20].isdigit() and int(path.name[:20]) < version:
+                path.unlink()
+
     def checkpoints(self) -> list[int]:
         found = (CHECKPOINT_FILE.match(p.name) for p in (self.root / "_delta_log").glob("*"))
         return sorted({int(m.group(1)) for m in found if m})
@@ -779,6 +792,8 @@ class Bridge:
             return table.commit(params["writer"], params["now"])
         if method == "checkpoint":
             return table.checkpoint(params["version"], params["now"])
+        if method == "clean_up_log":
+            return table.clean_up_log(params["version"])
         if method == "checkpoints":
             return table.checkpoints()
         if method == "snapshot":
