@@ -20,7 +20,7 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
-from deltaspec.conformance.adapters.logfiles import delete_log_below
+from deltaspec.conformance.adapters.logfiles import delete_log_below, read_checksum_file
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.impl import codec, errors, history, predicates
@@ -244,7 +244,10 @@ class ImplAdapter:
     """
 
     name = "impl"
-    capabilities = (ACTION_LEVEL - {Capability.COMMIT_STEPS}) | {Capability.LOG_CLEANUP}
+    capabilities = (ACTION_LEVEL - {Capability.COMMIT_STEPS}) | {
+        Capability.LOG_CLEANUP,
+        Capability.CHECKSUMS,
+    }
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -348,6 +351,9 @@ class ImplAdapter:
     def clean_up_log(self, version: int, now: int) -> None:
         self.now = now
         delete_log_below(self.root, version)
+
+    def checksum(self, version: int) -> Json | None:
+        return read_checksum_file(self.root, version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         """A multi-part checkpoint of ``version`` (classic where the table forbids parts)."""

@@ -3,7 +3,11 @@ its log in ``<root>/_delta_log``: the step is what log cleanup leaves, not the e
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
 
 
 def delete_log_below(root: Path, version: int) -> list[str]:
@@ -19,3 +23,13 @@ def delete_log_below(root: Path, version: int) -> list[str]:
     for name in deleted:
         (log / name).unlink()
     return deleted
+
+
+def read_checksum_file(root: Path, version: int) -> Json | None:
+    """The parsed ``_delta_log/<version>.crc`` (20-digit version), or None when there is none
+    (the ``checksum`` of an adapter declaring ``checksums``, CHECKSUM.WRITE)."""
+    path = root / "_delta_log" / f"{version:020d}.crc"
+    if not path.is_file():
+        return None
+    parsed: Json = json.loads(path.read_text(encoding="utf-8"))
+    return parsed

@@ -45,6 +45,7 @@ from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Reje
 from deltaspec.model.predicates import parse
 from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, data_file_path
+from deltaspec.model.timestamps import version_checksum
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -272,11 +273,13 @@ class ModelAdapter:
     """
 
     name = "model"
-    capabilities = ACTION_LEVEL | {Capability.LOG_CLEANUP}
+    capabilities = ACTION_LEVEL | {Capability.LOG_CLEANUP, Capability.CHECKSUMS}
 
     def __init__(self) -> None:
         self.machine = m.Machine()
         self.now = 0
+        self.committed: set[int] = set()
+        """The versions a writer committed (each leaves ``<v>.crc``, CHECKSUM.WRITE)."""
         self.checkpoint_files: dict[str, int] = {}
         """Checkpoint file name → the clock of the step that wrote it."""
         self.data_files: dict[str, int] = {}
@@ -323,6 +326,7 @@ class ModelAdapter:
     def _outcome(self, writer: str) -> Json:
         outcome = m.outcome(self.machine, writer)
         if isinstance(outcome, Committed):
+            self.committed.add(outcome.version)
             metadata = self.machine.log.snapshots[outcome.version].metadata
             if needs_checkpoint(outcome.version, metadata):
                 self.checkpoint(outcome.version, self.now)
@@ -398,6 +402,18 @@ class ModelAdapter:
 
     def checkpoints(self) -> tuple[int, ...]:
         return tuple(v for v in self.machine.log.checkpoints if v >= self.log_start)
+
+    def checksum(self, version: int) -> Json | None:
+        """CHECKSUM.WRITE: the state fields of the ``<v>.crc`` a writer's commit of ``version``
+        left (none for setup commits or cleaned-up versions)."""
+        if version not in self.committed or version < self.log_start:
+            return None
+        snapshot = self.machine.log.snapshots[version]
+        info = next(
+            (a for a in self.machine.log.commits[version].actions if isinstance(a, CommitInfo)),
+            None,
+        )
+        return version_checksum(snapshot, None if info is None else info.in_commit_timestamp)
 
     def listed_versions(self) -> tuple[int, ...]:
         """The commit versions still in the log (RETENTION.LOG)."""

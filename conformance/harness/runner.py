@@ -8,6 +8,7 @@ from typing import cast
 from deltaspec.conformance.adapters.base import (
     Adapter,
     Capability,
+    ChecksumSource,
     Json,
     LogCleaner,
     TableSetup,
@@ -41,6 +42,8 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
     data = scenario.data
     if "expect_checkpoints" in data and Capability.CHECKPOINT not in adapter.capabilities:
         raise Unsupported(f"{adapter.name} cannot list checkpoints")
+    if "expect_checksums" in data and Capability.CHECKSUMS not in adapter.capabilities:
+        raise Unsupported(f"{adapter.name} cannot read checksum files")
     try:
         adapter.create(TableSetup.of(data))
         outcomes: dict[str, Json] = {}
@@ -65,7 +68,11 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
                 kind = next(k for k in ("commit", "try_write", "resolve") if k in step)
                 outcomes[step[kind]] = _steps(adapter)[kind](step[kind], now)
         checkpoints = adapter.checkpoints() if "expect_checkpoints" in data else None
-        return RunResult(outcomes, adapter.snapshot(), checkpoints)
+        checksums = {
+            version: cast(ChecksumSource, adapter).checksum(int(version))
+            for version in data.get("expect_checksums", {})
+        }
+        return RunResult(outcomes, adapter.snapshot(), checkpoints, checksums or None)
     finally:
         adapter.close()
 

@@ -14,7 +14,8 @@ snapshot, ``filterFiles`` / ``trackReadPredicates`` / ``trackFilesRead`` / ``rea
 written as files, as spec/scenarios.md describes them (they are not validated).
 
 Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table`` (with
-``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted). Declined with
+``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted), ``checksums``
+(the ``<v>.crc`` files delta-spark writes). Declined with
 ``UNSUPPORTED`` (the vector is skipped): other releases than 4.4.0 (``profile``), a
 ``changes_data`` that differs from the operation's own flag, operation names with no
 ``DeltaOperations`` class here, and ``begin`` at version -1 of an existing table. There is no
@@ -43,7 +44,8 @@ from typing import Any, TextIO
 PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
 CAPABILITIES = [
-    "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup"
+    "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup",
+    "checksums",
 ]  # fmt: skip
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
@@ -794,6 +796,9 @@ class Bridge:
             return table.checkpoint(params["version"], params["now"])
         if method == "clean_up_log":
             return table.clean_up_log(params["version"])
+        if method == "checksum":  # the <v>.crc delta-spark wrote after the commit (CHECKSUM.WRITE)
+            crc = table.root / "_delta_log" / f"{params['version']:020d}.crc"
+            return json.loads(crc.read_text(encoding="utf-8")) if crc.is_file() else None
         if method == "checkpoints":
             return table.checkpoints()
         if method == "snapshot":
