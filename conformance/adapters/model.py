@@ -36,7 +36,7 @@ from deltaspec.model.checkpoint import (
     expired_log_versions,
     listed_commit_times,
     min_file_retention_timestamp,
-    needs_checkpoint,
+    post_commit,
     unexpired_tombstones,
     vacuum_deletes,
 )
@@ -328,7 +328,7 @@ class ModelAdapter:
         if isinstance(outcome, Committed):
             self.committed.add(outcome.version)
             metadata = self.machine.log.snapshots[outcome.version].metadata
-            if needs_checkpoint(outcome.version, metadata):
+            if post_commit(outcome.version, metadata):
                 self.checkpoint(outcome.version, self.now)
         return outcome_json(outcome, self.machine)
 

@@ -69,7 +69,6 @@ NO_VECTOR_YET = {
     # races with cleanup or writer-side refusals.
     "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
     "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
-    "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
 }
 
 
