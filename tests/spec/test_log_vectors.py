@@ -64,11 +64,13 @@ def test_every_family_has_vectors(vectors):
 
 
 NO_VECTOR_YET = {
-    # The reliability rules that landed with the hostile-input work. Each is checked on real files
-    # by tests/test_reliability_*.py; a language-neutral vector needs the formats to express
-    # races with cleanup or writer-side refusals.
-    "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
-    "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
+    # Rules checked on real files by tests/reliability/ whose fault no vector can stage yet.
+    "RETENTION.VERIFIED_CHECKPOINT": "needs the engine's own log cleanup (RETENTION.LOG, by "
+    "retention time) to meet a torn checkpoint; the clean_up_log step deletes by fiat, and an "
+    "engine's cleanup reads file times a vector cannot fix (a clock-driven cleanup step)",
+    "SNAPSHOT.RELIST": "a commit listed and then deleted within one load: a vector gives the "
+    "log before or after, and no bridge request lets the driver act between an engine's "
+    "listing and its reads",
 }
 
 
