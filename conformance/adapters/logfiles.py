@@ -19,7 +19,8 @@ def delete_log_below(root: Path, version: int) -> list[str]:
     names = sorted(p.name for p in log.iterdir())
     if not any(n[:20].isdigit() and int(n[:20]) == version and ".checkpoint" in n for n in names):
         raise ValueError(f"clean_up_log {version}: no checkpoint of version {version}")
-    deleted = [n for n in names if n[:20].isdigit() and int(n[:20]) < version]
+    versioned = {n: n.removeprefix(".")[:20] for n in names}  # with Hadoop's .<file>.crc sidecars
+    deleted = [n for n, v in versioned.items() if v.isdigit() and int(v) < version]
     for name in deleted:
         (log / name).unlink()
     return deleted

@@ -75,8 +75,6 @@ def test_verified_live_lists_rules_of_existing_vectors_only() -> None:
 #: Scenario vectors on which delta-spark 4.4.0 is unsafe where the spec's own text says it
 #: differs (a documented disagreement, found with evidence; the verdict still fails the run).
 DOCUMENTED_UNSAFE = {
-    # TXN.READ_VERSION_RETAINED: "delta-spark (checked on 4.4.0) does not make this check"
-    "txn/read-version-retained/stale-writer-refused",
     # TXN.WRITE_BOUNDARY: delta-spark writes commits its own reader then refuses or misreads
     "txn/write-boundary/add-parent-segment",
     "txn/write-boundary/add-inside-delta-log",

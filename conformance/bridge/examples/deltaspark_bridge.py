@@ -664,7 +664,8 @@ class Table:
         if version not in self.checkpoints():
             raise BadRequest(f"clean_up_log {version}: version {version} has no checkpoint")
         for path in (self.root / "_delta_log").iterdir():
-            if path.name[:20].isdigit() and int(path.name[:20]) < version:
+            name = path.name.removeprefix(".")  # Hadoop's .<file>.crc sidecars go with them
+            if name[:20].isdigit() and int(name[:20]) < version:
                 path.unlink()
 
     def checkpoints(self) -> list[int]:
