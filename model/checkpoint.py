@@ -48,6 +48,17 @@ def needs_checkpoint(version: int, metadata: Metadata | None) -> bool:
     return version != 0 and version % checkpoint_interval(metadata) == 0
 
 
+@rule("TXN.COMMITTED_IS_FINAL")
+def post_commit(version: int, metadata: Metadata | None) -> bool:
+    """Whether the work after the commit of ``version`` checkpoints it (CHECKPOINT.INTERVAL).
+    It never fails the landed commit (TXN.COMMITTED_IS_FINAL): an interval it cannot use (not a
+    positive integer, stored by another engine without validation) means no checkpoint."""
+    try:
+        return needs_checkpoint(version, metadata)
+    except (ValueError, ZeroDivisionError):
+        return False
+
+
 @rule("RETENTION.TOMBSTONES")
 def min_file_retention_timestamp(metadata: Metadata | None, now: int) -> int:
     """RETENTION.TOMBSTONES: tombstones deleted at or before this time may be dropped."""

@@ -23,6 +23,7 @@ from deltaspec.model.actions import (
 from deltaspec.model.deletion_vectors import check_deletion_vector_adds
 from deltaspec.model.isolation import IsolationLevel, isolation_level
 from deltaspec.model.outcomes import ErrorKind
+from deltaspec.model.paths import names_table_file
 from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
 from deltaspec.model.profiles import Profile
 from deltaspec.model.rowtracking import (
@@ -341,6 +342,25 @@ def check_duplicate_actions(
     return actions
 
 
+MAX_LONG = 2**63 - 1
+
+
+@rule("TXN.WRITE_BOUNDARY")
+def check_commit(txn: Transaction, actions: Actions, profile: Profile) -> Actions | ErrorKind:
+    """A commit its own reader would refuse is never written: every ``add``/``remove`` path
+    names a file of the table (PATH.DATA_FILE) and sizes lie in ``0 … 2^63−1``. (The protocol
+    half of the rule is the writer's feature check, which the model's features leave to
+    ACTION.PROTOCOL.)"""
+    for action in actions:
+        if not isinstance(action, AddFile | RemoveFile):
+            continue
+        if not names_table_file(action.path):
+            return ErrorKind.INVALID_COMMIT_ACTION
+        if action.size is not None and not 0 <= action.size <= MAX_LONG:
+            return ErrorKind.INVALID_COMMIT_ACTION
+    return actions
+
+
 def prepare_rules() -> tuple[PrepareRule, ...]:
     """prepareCommit's rules in the order they run: the first that fails decides the error."""
     return (
@@ -357,6 +377,7 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_deletion_vector_adds,
         assign_fresh_row_ids,
         assign_default_row_commit_versions,
+        check_commit,
     )
 
 

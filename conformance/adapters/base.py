@@ -42,6 +42,10 @@ class Capability(Enum):
     """``read_table``: the snapshot of a table on disk (the fixtures suite and the log vectors)."""
     READ_TABLE_TIMESTAMP = "read_table_timestamp"
     """``read_table`` with a ``timestamp`` instead of a ``version`` (log-vectors.md)."""
+    LOG_CLEANUP = "log_cleanup"
+    """The ``clean_up_log`` step: the log's files below a checkpointed version deleted."""
+    CHECKSUMS = "checksums"
+    """``checksum``: the ``<v>.crc`` a writer left (``expect_checksums``, CHECKSUM.WRITE)."""
 
 
 ACTION_LEVEL = frozenset(
@@ -145,6 +149,21 @@ class Adapter(Protocol):
 
     def close(self) -> None:
         """Release files and other resources."""
+
+
+class LogCleaner(Adapter, Protocol):
+    """An adapter declaring ``Capability.LOG_CLEANUP`` (scenarios.md, the ``clean_up_log`` step)."""
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        """Delete every commit, checkpoint and checksum of a version below ``version``, a
+        checkpointed version: what RETENTION.LOG leaves once all older files have expired."""
+
+
+class ChecksumSource(Adapter, Protocol):
+    """An adapter declaring ``Capability.CHECKSUMS`` (scenarios.md, ``expect_checksums``)."""
+
+    def checksum(self, version: int) -> Json | None:
+        """The parsed ``<version>.crc`` the writer left, or None when there is none."""
 
 
 def protocol_json(protocol: Any) -> Json:

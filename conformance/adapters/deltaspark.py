@@ -38,6 +38,7 @@ from deltaspec.conformance.adapters.base import (
 )
 from deltaspec.conformance.adapters.deltaspark_session import RELEASE, delta_session
 from deltaspec.conformance.adapters.impl import _initial_commit, to_action, verify_stored_log
+from deltaspec.conformance.adapters.logfiles import delete_log_below, read_checksum_file
 from deltaspec.impl import codec
 from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.log.names import commit_name
@@ -207,7 +208,10 @@ class DeltaSparkAdapter:
     """Real delta-spark transactions on real files under ``root``."""
 
     name = "deltaspark"
-    capabilities = ACTION_LEVEL - {Capability.COMMIT_STEPS}
+    capabilities = (ACTION_LEVEL - {Capability.COMMIT_STEPS}) | {
+        Capability.LOG_CLEANUP,
+        Capability.CHECKSUMS,
+    }
     releases = frozenset({RELEASE})
     """The one release this engine runs (the oracle draws only it)."""
     wall_clock = True
@@ -477,6 +481,12 @@ class DeltaSparkAdapter:
         log = self._log()
         snapshot = log.getSnapshotAt(version, self._none(), self._none(), False)
         log.checkpoint(snapshot, self._none())
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        delete_log_below(self.root, version)
+
+    def checksum(self, version: int) -> Json | None:
+        return read_checksum_file(self.root, version)
 
     def snapshot(self, version: int | None = None) -> Json:
         log = self._log()

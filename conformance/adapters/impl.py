@@ -20,6 +20,7 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
+from deltaspec.conformance.adapters.logfiles import delete_log_below, read_checksum_file
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.impl import codec, errors, history, predicates
@@ -243,7 +244,10 @@ class ImplAdapter:
     """
 
     name = "impl"
-    capabilities = ACTION_LEVEL - {Capability.COMMIT_STEPS}
+    capabilities = (ACTION_LEVEL - {Capability.COMMIT_STEPS}) | {
+        Capability.LOG_CLEANUP,
+        Capability.CHECKSUMS,
+    }
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -268,7 +272,11 @@ class ImplAdapter:
         for data in actions:
             if "add" not in data:
                 continue
-            full = os.path.join(self.root, resolve_data_path(str(self.root), data["add"]["path"]))
+            try:
+                relative = resolve_data_path(str(self.root), data["add"]["path"])
+            except ValueError:
+                continue  # no file of the table: the commit is refused (TXN.WRITE_BOUNDARY)
+            full = os.path.join(self.root, relative)
             if not os.path.exists(full):
                 os.makedirs(os.path.dirname(full), exist_ok=True)
                 with open(full, "wb"):
@@ -339,6 +347,13 @@ class ImplAdapter:
         self.now = now
         checkpoint_version(self.log, version, now_ms=now)
         self._stamp_log()
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        self.now = now
+        delete_log_below(self.root, version)
+
+    def checksum(self, version: int) -> Json | None:
+        return read_checksum_file(self.root, version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         """A multi-part checkpoint of ``version`` (classic where the table forbids parts)."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from deltaspec.conformance.adapters.base import (
     ACTION_LEVEL,
+    Capability,
     Json,
     TableSetup,
     WriterSpec,
@@ -35,7 +36,7 @@ from deltaspec.model.checkpoint import (
     expired_log_versions,
     listed_commit_times,
     min_file_retention_timestamp,
-    needs_checkpoint,
+    post_commit,
     unexpired_tombstones,
     vacuum_deletes,
 )
@@ -44,6 +45,7 @@ from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Reje
 from deltaspec.model.predicates import parse
 from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, data_file_path
+from deltaspec.model.timestamps import version_checksum
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -271,11 +273,13 @@ class ModelAdapter:
     """
 
     name = "model"
-    capabilities = ACTION_LEVEL
+    capabilities = ACTION_LEVEL | {Capability.LOG_CLEANUP, Capability.CHECKSUMS}
 
     def __init__(self) -> None:
         self.machine = m.Machine()
         self.now = 0
+        self.committed: set[int] = set()
+        """The versions a writer committed (each leaves ``<v>.crc``, CHECKSUM.WRITE)."""
         self.checkpoint_files: dict[str, int] = {}
         """Checkpoint file name → the clock of the step that wrote it."""
         self.data_files: dict[str, int] = {}
@@ -322,8 +326,9 @@ class ModelAdapter:
     def _outcome(self, writer: str) -> Json:
         outcome = m.outcome(self.machine, writer)
         if isinstance(outcome, Committed):
+            self.committed.add(outcome.version)
             metadata = self.machine.log.snapshots[outcome.version].metadata
-            if needs_checkpoint(outcome.version, metadata):
+            if post_commit(outcome.version, metadata):
                 self.checkpoint(outcome.version, self.now)
         return outcome_json(outcome, self.machine)
 
@@ -351,6 +356,18 @@ class ModelAdapter:
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         self.checkpoint(version, now, parts)
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        """The ``clean_up_log`` step: the log starts at the checkpoint of ``version``."""
+        self.now = now
+        if version not in self.machine.log.checkpoints:
+            raise ValueError(f"clean_up_log {version}: no checkpoint of version {version}")
+        self.machine = replace(self.machine, log=self.machine.log.cleaned_up_to(version))
+        self.checkpoint_files = {
+            name: written
+            for name, written in self.checkpoint_files.items()
+            if int(name.split(".", 1)[0]) >= version
+        }
 
     def _clean_up(self, version: int) -> None:
         """RETENTION.LOG after checkpointing ``version``, over the files still listed."""
@@ -385,6 +402,18 @@ class ModelAdapter:
 
     def checkpoints(self) -> tuple[int, ...]:
         return tuple(v for v in self.machine.log.checkpoints if v >= self.log_start)
+
+    def checksum(self, version: int) -> Json | None:
+        """CHECKSUM.WRITE: the state fields of the ``<v>.crc`` a writer's commit of ``version``
+        left (none for setup commits or cleaned-up versions)."""
+        if version not in self.committed or version < self.log_start:
+            return None
+        snapshot = self.machine.log.snapshots[version]
+        info = next(
+            (a for a in self.machine.log.commits[version].actions if isinstance(a, CommitInfo)),
+            None,
+        )
+        return version_checksum(snapshot, None if info is None else info.in_commit_timestamp)
 
     def listed_versions(self) -> tuple[int, ...]:
         """The commit versions still in the log (RETENTION.LOG)."""

@@ -237,31 +237,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
 def _check_data_path(line: Json) -> None:
-    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must decode, have no
-    ``..`` segment and name neither the root nor a file of ``_delta_log``; otherwise the load is
-    refused. Absolute paths (and other schemes) are left to the engines: judging them needs the
-    table's location, which a log vector does not fix."""
-    from urllib.parse import unquote
+    """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must name a file of the
+    table (the model's ``names_table_file``); otherwise the load is refused."""
+    from deltaspec.model.paths import names_table_file
 
     for key in ("add", "remove"):
         body = line.get(key)
         if not isinstance(body, dict) or not isinstance(body.get("path"), str):
             continue
         path = body["path"]
-        if path.startswith("/") or ":" in path.split("/")[0]:
-            continue
-        segments = [s for s in unquote(path).split("/") if s not in ("", ".")]
-        if (
-            _ESCAPE.search(path)
-            or "\0" in unquote(path)
-            or ".." in segments
-            or not segments
-            or segments[0] == "_delta_log"
-        ):
+        if not names_table_file(path):
             raise ReadFailure("UNSAFE_PATH", f"{key}.path {path!r} names no file of the table")
 
 
@@ -282,6 +268,15 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     return actions
 
 
+def _check_regular_file(path: Path) -> None:
+    """PATH.NO_SYMLINKS and PATH.REGULAR_FILES for the reader: a commit name holding a link is
+    never followed, one holding a directory, FIFO or device is never opened."""
+    if path.is_symlink():
+        raise ReadFailure("UNSAFE_PATH", f"{path.name} is a symbolic link")
+    if not path.is_file():
+        raise ReadFailure("NOT_REGULAR_FILE", f"{path.name} is not a regular file")
+
+
 def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     """The model ``Commit`` of one commit file (its time: the file's modification time)."""
     import json
@@ -289,6 +284,7 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
 
+    _check_regular_file(path)
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():

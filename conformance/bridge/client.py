@@ -167,6 +167,12 @@ class BridgeAdapter:
     def checkpoint(self, version: int, now: int) -> None:
         self.process.request("checkpoint", {"version": version, "now": now})
 
+    def clean_up_log(self, version: int, now: int) -> None:
+        self.process.request("clean_up_log", {"version": version, "now": now})
+
+    def checksum(self, version: int) -> Json | None:
+        return cast(Json | None, self.process.request("checksum", {"version": version}))
+
     def snapshot(self, version: int | None = None) -> Json:
         return cast(Json, self.process.request("snapshot", {"version": version}))
 

@@ -80,6 +80,10 @@ class Server:
                 return adapter.resolve(params["writer"])
             case "checkpoint":
                 return adapter.checkpoint(params["version"], params["now"])
+            case "clean_up_log":
+                return adapter.clean_up_log(params["version"], params["now"])
+            case "checksum":
+                return adapter.checksum(params["version"])
             case "snapshot":
                 return adapter.snapshot(params.get("version"))
             case "checkpoints":

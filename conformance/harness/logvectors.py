@@ -158,16 +158,30 @@ def write_log(root: Path, log: Json) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name, content in log.items():
         path = directory / name
-        if isinstance(content, list):
-            lines = (json.dumps(a, separators=(",", ":")) + "\n" for a in content)
-            path.write_text("".join(lines), encoding="utf-8")
-        elif "text" in content:
-            path.write_bytes(content["text"].encode("utf-8"))
-        elif "json" in content:
-            path.write_text(json.dumps(content["json"], separators=(",", ":")) + "\n")
+        if isinstance(content, dict) and "symlink" in content:
+            # PATH.NO_SYMLINKS: the content lives outside the table, the log name links to it
+            outside = root.parent / "outside" / name
+            outside.parent.mkdir(parents=True, exist_ok=True)
+            _write_file(outside, content["symlink"])
+            path.symlink_to(Path("..", "..", "outside", name))
+        elif isinstance(content, dict) and content.get("special") == "directory":
+            path.mkdir()  # PATH.REGULAR_FILES: a name listed like a file that is none
         else:
-            table = pa.Table.from_pylist(content["checkpoint"], schema=CHECKPOINT_SCHEMA)
-            pq.write_table(table, path)
+            _write_file(path, content)
+
+
+def _write_file(path: Path, content: Any) -> None:
+    """One regular file of the log, from a vector's file value (log-vectors.md)."""
+    if isinstance(content, list):
+        lines = (json.dumps(a, separators=(",", ":")) + "\n" for a in content)
+        path.write_text("".join(lines), encoding="utf-8")
+    elif "text" in content:
+        path.write_bytes(content["text"].encode("utf-8"))
+    elif "json" in content:
+        path.write_text(json.dumps(content["json"], separators=(",", ":")) + "\n")
+    else:
+        table = pa.Table.from_pylist(content["checkpoint"], schema=CHECKPOINT_SCHEMA)
+        pq.write_table(table, path)
 
 
 # --- judging -----------------------------------------------------------------------------------

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from deltaspec.conformance.adapters.base import (
     Adapter,
     Capability,
+    ChecksumSource,
     Json,
+    LogCleaner,
     TableSetup,
     Unsupported,
     WriterSpec,
 )
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario
 
-STEP_NEEDS = {"try_write": Capability.COMMIT_STEPS, "resolve": Capability.COMMIT_STEPS}
+STEP_NEEDS = {
+    "try_write": Capability.COMMIT_STEPS,
+    "resolve": Capability.COMMIT_STEPS,
+    "clean_up_log": Capability.LOG_CLEANUP,
+}
 
 
 def unsupported_steps(adapter: Adapter, scenario: Scenario) -> list[str]:
@@ -35,6 +42,8 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
     data = scenario.data
     if "expect_checkpoints" in data and Capability.CHECKPOINT not in adapter.capabilities:
         raise Unsupported(f"{adapter.name} cannot list checkpoints")
+    if "expect_checksums" in data and Capability.CHECKSUMS not in adapter.capabilities:
+        raise Unsupported(f"{adapter.name} cannot read checksum files")
     try:
         adapter.create(TableSetup.of(data))
         outcomes: dict[str, Json] = {}
@@ -53,11 +62,17 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
                 outcomes[name] = {"pending": True}
             elif "checkpoint" in step:
                 adapter.checkpoint(step["checkpoint"], now)
+            elif "clean_up_log" in step:
+                cast(LogCleaner, adapter).clean_up_log(step["clean_up_log"], now)
             else:
                 kind = next(k for k in ("commit", "try_write", "resolve") if k in step)
                 outcomes[step[kind]] = _steps(adapter)[kind](step[kind], now)
         checkpoints = adapter.checkpoints() if "expect_checkpoints" in data else None
-        return RunResult(outcomes, adapter.snapshot(), checkpoints)
+        checksums = {
+            version: cast(ChecksumSource, adapter).checksum(int(version))
+            for version in data.get("expect_checksums", {})
+        }
+        return RunResult(outcomes, adapter.snapshot(), checkpoints, checksums or None)
     finally:
         adapter.close()
 

@@ -51,6 +51,7 @@ class RunResult:
     outcomes: Mapping[str, Json]
     snapshot: Json = field(default_factory=dict)
     checkpoints: tuple[int, ...] | None = None  # only for vectors with expect_checkpoints
+    checksums: Mapping[str, Json | None] | None = None  # only for vectors with expect_checksums
 
 
 class ScenarioRunner(Protocol):
@@ -150,6 +151,13 @@ def _snapshot_failures(expected: Json, actual: Json) -> list[str]:
     return failures
 
 
+def checksum_fields(result: RunResult, version: str, want: Json) -> Json | None:
+    """The fields ``want`` names of the ``<version>.crc`` the run left (None: no file), to
+    compare with ``expect_checksums`` (CHECKSUM.WRITE)."""
+    found = (result.checksums or {}).get(version)
+    return None if found is None else {k: found.get(k) for k in want}
+
+
 def judge(scenario: Scenario, result: RunResult) -> Verdict:
     failures = []
     for writer, expected in scenario.data["expect"].items():
@@ -157,6 +165,10 @@ def judge(scenario: Scenario, result: RunResult) -> Verdict:
         if not expectation_met(expected, actual):
             failures.append(f"writer {writer}: expected {expected}, got {actual}")
     failures += _snapshot_failures(scenario.data.get("expect_snapshot", {}), result.snapshot)
+    for version, want in scenario.data.get("expect_checksums", {}).items():
+        got = checksum_fields(result, version, want)
+        if got != want:
+            failures.append(f"checksum {version}: expected {want!r}, got {got!r}")
     return Verdict(scenario, tuple(failures))
 
 

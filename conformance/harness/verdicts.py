@@ -18,7 +18,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.harness.scenarios import RunResult, Scenario, expectation_met
+from deltaspec.conformance.harness.scenarios import (
+    RunResult,
+    Scenario,
+    checksum_fields,
+    expectation_met,
+)
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -181,6 +186,16 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
             verdict = writers_worst if knock_on else Verdict.WRONG
             details.append(f"checkpoints: {verdict.value}: expected {want}, got {got}")
             failures.append({"checkpoints": True, "step": None, "verdict": verdict.value,
+                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
+            worst = max(worst, verdict, key=lambda v: v.severity)
+    for version, want in scenario.data.get("expect_checksums", {}).items():
+        got = checksum_fields(result, version, want)
+        if got != want:
+            knock_on = writers_worst is not Verdict.PASS
+            verdict = writers_worst if knock_on else Verdict.WRONG
+            details.append(f"checksum {version}: {verdict.value}: expected {_text(want)}, "
+                           f"got {_text(got)}")  # fmt: skip
+            failures.append({"checksum": int(version), "step": None, "verdict": verdict.value,
                              "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
             worst = max(worst, verdict, key=lambda v: v.severity)
     return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))

@@ -304,6 +304,7 @@ def snapshot_family() -> list[Json]:
         ),
         ict_time_travel(),
         *path_vectors(),
+        *special_file_vectors(),
         *checksum_vectors(),
     ]  # fmt: skip
 
@@ -357,6 +358,32 @@ def path_vectors() -> list[Json]:
             {name(0): create(add("a")), name(1): [info(), add(path)]},
             [{"version": 1, "error": "UNSAFE_PATH"}, snapshot(0, ["a"])],
         ) for slug, path, why in bad),
+    ]  # fmt: skip
+
+
+def special_file_vectors() -> list[Json]:
+    """PATH.NO_SYMLINKS and PATH.REGULAR_FILES: log names that hold a symbolic link leading out
+    of the table, or a directory (log-vectors.md, "Special files")."""
+    return [
+        vector(
+            "snapshot/special-files/symlinked-commit",
+            "Commit 1 is a symbolic link to a valid commit outside the table: it is never "
+            "followed, so a load that needs version 1 is refused; version 0 still reads.",
+            ["PATH.NO_SYMLINKS"],
+            {name(0): create(add("a")), name(1): {"symlink": [info(), add("b")]}},
+            [{"version": None, "error": "UNSAFE_PATH"}, {"version": 1, "error": "UNSAFE_PATH"},
+             snapshot(0, ["a"])],
+        ),
+        vector(
+            "snapshot/special-files/directory-at-commit-name",
+            "The name of commit 2 holds a directory: it is listed like a file and refused, not "
+            "skipped as a gap (which would read version 1 as the latest); version 1 still reads.",
+            ["PATH.REGULAR_FILES"],
+            {name(0): create(add("a")), name(1): [info(), add("b")],
+             name(2): {"special": "directory"}},
+            [{"version": None, "error": "NOT_REGULAR_FILE"},
+             {"version": 2, "error": "NOT_REGULAR_FILE"}, snapshot(1, ["a", "b"])],
+        ),
     ]  # fmt: skip
 
 

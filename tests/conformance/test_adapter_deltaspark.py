@@ -72,14 +72,26 @@ def test_verified_live_lists_rules_of_existing_vectors_only() -> None:
             assert vector in LIVE[rule], (rule, vector)
 
 
+#: Scenario vectors on which delta-spark 4.4.0 is unsafe where the spec's own text says it
+#: differs (a documented disagreement, found with evidence; the verdict still fails the run).
+DOCUMENTED_UNSAFE = {
+    # TXN.WRITE_BOUNDARY: delta-spark writes commits its own reader then refuses or misreads
+    "txn/write-boundary/add-parent-segment",
+    "txn/write-boundary/add-inside-delta-log",
+    "txn/write-boundary/add-negative-size",
+}
+
+
 def test_known_issues_name_existing_vectors_and_are_never_unsafe() -> None:
     """A scenario's known issue never excuses an unsafe outcome. A log vector's may record one
-    (delta-spark lists a data path outside the table as live): it documents the engine, and the
-    verdict still fails the run, known or not."""
+    (delta-spark lists a data path outside the table as live), and so may the scenarios of
+    DOCUMENTED_UNSAFE: it documents the engine, and the verdict still fails the run, known or
+    not."""
     log_vectors = {vector.id for vector in load_log_vectors()}
     for case, issue in KNOWN.items():
         assert case in SCENARIOS or case in log_vectors, case
-        assert case in log_vectors or issue.verdict != "unsafe", case
+        documented = case in log_vectors or case in DOCUMENTED_UNSAFE
+        assert documented or issue.verdict != "unsafe", case
 
 
 @pytest.mark.rules("PREDICATE.LANGUAGE", "PREDICATE.TYPING")

@@ -50,3 +50,27 @@ def test_a_null_commit_info_field_demands_absence() -> None:
     assert not judge(Scenario(scenario.source, data), result).passed
     data["expect"]["upd"]["commit_info"] = {"userMetadata": None}
     assert judge(Scenario(scenario.source, data), result).passed
+
+
+@pytest.mark.rules("CHECKSUM.WRITE")
+def test_a_checksum_the_writer_did_not_leave_or_got_wrong_fails() -> None:
+    """expect_checksums is judged: a field off by one, or a version no writer committed (the
+    setup's version 0 has no <v>.crc), makes the vector fail."""
+    scenario = next(s for s in SCENARIOS if "expect_checksums" in s.data)
+    assert judge(scenario, run(scenario)).passed
+    for change in ({"1": {"numFiles": 3}}, {"0": {"numFiles": 1}}):
+        data = copy.deepcopy(scenario.data)
+        data["expect_checksums"] = change
+        changed = Scenario(scenario.source, data)
+        assert not judge(changed, run(changed)).passed, change
+
+
+@pytest.mark.rules("TXN.READ_VERSION_RETAINED")
+def test_without_the_cleanup_the_stale_writer_commits() -> None:
+    """The clean_up_log step is what refuses the stale writer: without it, it commits."""
+    scenario = next(
+        s for s in SCENARIOS if s.id.endswith("read-version-retained/stale-writer-refused")
+    )
+    data = copy.deepcopy(scenario.data)
+    data["steps"] = [s for s in data["steps"] if "clean_up_log" not in s]
+    assert run(Scenario(scenario.source, data)).outcomes["stale"]["committed"] == 3

@@ -64,19 +64,13 @@ def test_every_family_has_vectors(vectors):
 
 
 NO_VECTOR_YET = {
-    # The reliability rules that landed with the hostile-input work. Each is checked on real files
-    # by tests/test_reliability_*.py; a language-neutral vector needs the log-vector format to
-    # express special files (symlinks, FIFOs), races with cleanup, or writer-side refusals.
-    "PATH.NO_SYMLINKS": "needs a symlink inside the table: the format has no such entry yet",
-    "PATH.REGULAR_FILES": "needs a FIFO or device at a log name: the format has none yet",
-    "RETENTION.VERIFIED_CHECKPOINT": "needs log cleanup over a torn checkpoint: a writer step",
-    "SNAPSHOT.RELIST": "a load racing checkpoint + cleanup: not expressible as static contents",
-    "TXN.COMMITTED_IS_FINAL": "post-commit work failing after the commit landed: an impl fault",
-    "TXN.WRITE_BOUNDARY": "a writer-side refusal (INVALID_COMMIT_ACTION) the model does not "
-    "model (test_rule_registry): a scenario vector expecting it would fail on the oracle",
-    "CHECKSUM.WRITE": "the <v>.crc a writer leaves beside its commit: scenario vectors expect "
-    "outcomes and snapshots, not side files (CHECKSUM.VERIFY's log vector covers readers)",
-    "TXN.READ_VERSION_RETAINED": "log cleanup between a writer's read and its commit: no step",
+    # Rules checked on real files by tests/reliability/ whose fault no vector can stage yet.
+    "RETENTION.VERIFIED_CHECKPOINT": "needs the engine's own log cleanup (RETENTION.LOG, by "
+    "retention time) to meet a torn checkpoint; the clean_up_log step deletes by fiat, and an "
+    "engine's cleanup reads file times a vector cannot fix (a clock-driven cleanup step)",
+    "SNAPSHOT.RELIST": "a commit listed and then deleted within one load: a vector gives the "
+    "log before or after, and no bridge request lets the driver act between an engine's "
+    "listing and its reads",
 }
 
 
@@ -142,6 +136,10 @@ def test_deltars_reader_runs_the_families(vectors):
     # delta-kernel-rs gives up on a _last_checkpoint naming a missing checkpoint instead of
     # falling back to an older complete one (CHECKPOINT.READ step 3)
     assert results["checkpoint/read/dangling-hint-falls-back"] is Verdict.WRONG
+    # delta-rs follows a symlinked commit out of the table and skips a directory at a commit
+    # name (a silent gap): PATH.NO_SYMLINKS and PATH.REGULAR_FILES catch both as unsafe
+    assert results["snapshot/special-files/symlinked-commit"] is Verdict.UNSAFE
+    assert results["snapshot/special-files/directory-at-commit-name"] is Verdict.UNSAFE
 
 
 @pytest.mark.parametrize("reader", [ImplReader(), DeltaRsReader()], ids=lambda r: r.name)
@@ -211,6 +209,11 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
         "snapshot/data-path/inside-delta-log": Verdict.UNSAFE,
         "snapshot/data-path/parent-segment": Verdict.UNSAFE,
         "snapshot/data-path/inner-parent-segment": Verdict.UNSAFE,
+        # it follows a symlinked commit out of the table (PATH.NO_SYMLINKS), and fails every
+        # read of a log with a directory at a commit name with FAILED_READ_FILE.FILE_NOT_EXIST
+        # (PATH.REGULAR_FILES: NOT_REGULAR_FILE, and version 1 still reads)
+        "snapshot/special-files/symlinked-commit": Verdict.UNSAFE,
+        "snapshot/special-files/directory-at-commit-name": Verdict.WRONG,
     }, {case: results[case].details for case in failing}
 
 

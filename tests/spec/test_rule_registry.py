@@ -20,8 +20,6 @@ RULES_WITHOUT_MODEL_FUNCTION: dict[str, str] = {
     "SNAPSHOT.RELIST": "a listing racing log cleanup: the model's log is never listed",
     "TXN.DEPENDS_ON_FILES": "a field of the read set (ReadSet.depends_on_files), set by "
     "filter_files and read_whole_table, read by is_blind_append and check_legacy_write",
-    "TXN.WRITE_BOUNDARY": "the model encodes nothing; the impl's reader-accepts check",
-    "TXN.COMMITTED_IS_FINAL": "the model has no post-commit work that could fail",
 }
 """Rules the model does not model, with the reason. The dict only shrinks: a rule that gains a
 model function must leave it."""

@@ -13,7 +13,9 @@ snapshot, ``filterFiles`` / ``trackReadPredicates`` / ``trackFilesRead`` / ``rea
 ``getSnapshotAt`` for snapshots and for ``read_table``. The initial table and the setup commits are
 written as files, as spec/scenarios.md describes them (they are not validated).
 
-Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table``. Declined with
+Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table`` (with
+``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted), ``checksums``
+(the ``<v>.crc`` files delta-spark writes). Declined with
 ``UNSUPPORTED`` (the vector is skipped): other releases than 4.4.0 (``profile``), a
 ``changes_data`` that differs from the operation's own flag, operation names with no
 ``DeltaOperations`` class here, and ``begin`` at version -1 of an existing table. There is no
@@ -41,7 +43,10 @@ from typing import Any, TextIO
 
 PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
-CAPABILITIES = ["actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp"]
+CAPABILITIES = [
+    "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup",
+    "checksums",
+]  # fmt: skip
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
@@ -62,6 +67,8 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
     ("METADATA_ABSENT", "METADATA_ABSENT"),
     ("DUPLICATE_ACTIONS", "DUPLICATE_ACTIONS"),
     ("SET_TRANSACTION", "DUPLICATE_SET_TRANSACTION"),
+    ("SetTransaction actions", "DUPLICATE_SET_TRANSACTION"),  # 'Two SetTransaction actions …'
+    ("ROW_ID_ASSIGNMENT_WITHOUT_STATS", "ROW_ID_ASSIGNMENT_WITHOUT_STATS"),
     ("change the metadata more than once", "METADATA_CHANGED_TWICE"),
     ("change the protocol more than once", "PROTOCOL_CHANGED_TWICE"),
     ("INVALID_PARTITIONING_SCHEMA", "INVALID_PARTITIONING_SCHEMA"),
@@ -186,10 +193,12 @@ class Jvm:
         return self.spark._jsparkSession.sessionState().sqlParser().parseExpression(sql)
 
     def rows(self, dataset: Any, column: str) -> list[Any]:
+        return [row[0] for row in self.records(dataset, column)]
+
+    def records(self, dataset: Any, *columns: str) -> list[Any]:
         from pyspark.sql import DataFrame
 
-        frame = DataFrame(dataset.toDF(), self.spark)
-        return [row[0] for row in frame.select(column).collect()]
+        return list(DataFrame(dataset.toDF(), self.spark).select(*columns).collect())
 
 
 def java_failure(error: Exception) -> tuple[list[str], str] | None:
@@ -454,9 +463,11 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
     for features in ("readerFeatures", "writerFeatures"):  # sets: sorted (spec/bridge.md)
         if protocol.get(features) is not None:
             protocol[features] = sorted(protocol[features])
+    files = jvm.records(snapshot.allFiles(), "path", "baseRowId", "defaultRowCommitVersion")
     return {
         "version": snapshot.version(),
-        "files": sorted(jvm.rows(snapshot.allFiles(), "path")),
+        "files": sorted(path for path, _, _ in files),
+        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
         "tombstones": sorted(jvm.rows(snapshot.tombstones(), "path")),
         "app_txns": txns,
         "domains": domains,
@@ -646,6 +657,17 @@ class Table:
         self.clock.setTime(now)
         self.delta_log().checkpoint(self.at(version), self.jvm.none())
 
+    def clean_up_log(self, version: int) -> None:
+        """scenarios.md `clean_up_log`: the files of every version below a checkpointed
+        `version` deleted, as log cleanup leaves them (delta-spark's own cleanup goes by file
+        times against its retention, which a vector does not fix)."""
+        if version not in self.checkpoints():
+            raise BadRequest(f"clean_up_log {version}: version {version} has no checkpoint")
+        for path in (self.root / "_delta_log").iterdir():
+            name = path.name.removeprefix(".")  # Hadoop's .<file>.crc sidecars go with them
+            if name[:20].isdigit() and int(name[:20]) < version:
+                path.unlink()
+
     def checkpoints(self) -> list[int]:
         found = (CHECKPOINT_FILE.match(p.name) for p in (self.root / "_delta_log").glob("*"))
         return sorted({int(m.group(1)) for m in found if m})
@@ -773,6 +795,11 @@ class Bridge:
             return table.commit(params["writer"], params["now"])
         if method == "checkpoint":
             return table.checkpoint(params["version"], params["now"])
+        if method == "clean_up_log":
+            return table.clean_up_log(params["version"])
+        if method == "checksum":  # the <v>.crc delta-spark wrote after the commit (CHECKSUM.WRITE)
+            crc = table.root / "_delta_log" / f"{params['version']:020d}.crc"
+            return json.loads(crc.read_text(encoding="utf-8")) if crc.is_file() else None
         if method == "checkpoints":
             return table.checkpoints()
         if method == "snapshot":
