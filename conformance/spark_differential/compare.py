@@ -17,6 +17,8 @@ from deltaspec.conformance.spark_differential.scripts import SCRIPTS
 
 _EXPR_ID = re.compile(r"#\d+L?")
 _QUALIFIER = re.compile(r"\b[A-Za-z_]\w*\.(?=[A-Za-z_`])")
+_NULL_TEST = re.compile(r"\((\w+) IS (NOT )?NULL\)")
+_TYPED_LITERAL = re.compile(r"\b(?:TIMESTAMP|TIMESTAMP_NTZ|DATE) (?=\d)")
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$")
 
 
@@ -34,7 +36,11 @@ def _normalised(value: Any) -> Any:
         decoded = None
     if isinstance(decoded, list | dict):
         return _normalised_json(decoded)
-    return _QUALIFIER.sub("", _EXPR_ID.sub("", value)).replace("'", "")
+    text = _QUALIFIER.sub("", _EXPR_ID.sub("", value)).replace("'", "")
+    # Spark's SQL prints a typed literal and a null test as TIMESTAMP '…' and (x IS NULL);
+    # delta-spark's resolved expression as the bare value and isnull(x)
+    text = _NULL_TEST.sub(lambda m: f"is{(m[2] or '').replace(' ', '').lower()}null({m[1]})", text)
+    return _TYPED_LITERAL.sub("", text)
 
 
 def _normalised_json(value: Any) -> Any:

@@ -131,11 +131,6 @@ CONFLICTS: dict[str, Case] = {
         "ConcurrentDeleteReadException", _delete_winner("p = 'a'"),
         _delete("p = 'a' AND id = 1"), _DELETE_A,
     ),
-    # TXN.READ_FILES: the file the delete's data skipping left out was not read
-    "delete vs delete of a data-skipped file": Case(
-        "committed", _delete_winner("id = 3"), _delete("p = 'a' AND id = 1"), _DELETE_A,
-        second_file=True,
-    ),
     "delete of every row vs append": Case(
         "ConcurrentAppendException", _append((3, "b", "w")), _delete(None), []
     ),
