@@ -14,10 +14,13 @@ import __future__
 
 import multiprocessing
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import FunctionType
 from typing import Any
 
@@ -30,6 +33,8 @@ from deltaspec.conformance.oracle.catalog import (
     resolve,
 )
 from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, environment_value
+from deltaspec.conformance.spark_differential.reference import ENV as REFERENCE_ENV
+from deltaspec.conformance.spark_differential.reference import setting
 
 __all__ = [
     "CATALOG",
@@ -126,18 +131,24 @@ def run_in_process(mutant_id: str | None, stages: Sequence[str] = STAGES) -> Mut
     return MutantResult(mutant_id or "", False, None, time.perf_counter() - started)
 
 
-def _child(mutant_id: str | None, stages: Sequence[str], queue: Any) -> None:
+def _child(mutant_id: str | None, stages: Sequence[str], queue: Any, reference: str | None) -> None:
+    if reference is not None:
+        os.environ[REFERENCE_ENV] = reference
     queue.put(asdict(run_in_process(mutant_id, stages)))
 
 
 def run_isolated(
-    mutant_id: str | None, timeout: float, stages: Sequence[str] = STAGES
+    mutant_id: str | None,
+    timeout: float,
+    stages: Sequence[str] = STAGES,
+    reference: str | None = None,
 ) -> MutantResult:
-    """``run_in_process`` in a fresh spawned interpreter, killed after ``timeout`` seconds."""
+    """``run_in_process`` in a fresh spawned interpreter, killed after ``timeout`` seconds;
+    ``reference``: the setting of the recorded delta-spark side (spark_differential/reference)."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     started = time.perf_counter()
-    process = context.Process(target=_child, args=(mutant_id, tuple(stages), queue))
+    process = context.Process(target=_child, args=(mutant_id, tuple(stages), queue, reference))
     process.start()
     process.join(timeout)
     if process.is_alive():
@@ -181,11 +192,19 @@ def run_mutants(
 
     if own_stage:
         stages = [s for s in STAGES if any(s in stages_of(i) for i in chosen)]
-    baseline = run_isolated(None, timeout * 3, stages)
-    results: list[MutantResult] = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for result in pool.map(lambda i: run_isolated(i, timeout, stages_of(i)), chosen):
-            results.append(result)
-            if progress is not None:
-                progress(result)
+    # the spark stage's delta-spark side does not depend on the mutant: the baseline records
+    # it, each mutant replays it (deltaspec check always runs both sides)
+    folder = Path(tempfile.mkdtemp(prefix="deltaspec-spark-reference-"))
+    try:
+        baseline = run_isolated(None, timeout * 3, stages, setting("record", folder))
+        replay = setting("replay", folder)
+        results: list[MutantResult] = []
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = pool.map(lambda i: run_isolated(i, timeout, stages_of(i), replay), chosen)
+            for result in runs:
+                results.append(result)
+                if progress is not None:
+                    progress(result)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return baseline, results

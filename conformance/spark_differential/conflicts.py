@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from pyspark.sql import SparkSession
 
 from deltaspec.conformance.spark_differential.engines import Engine
 from deltaspec.conformance.spark_differential.engines import frame as _df
+from deltaspec.conformance.spark_differential.reference import from_environment as reference_cache
 from deltaspec.impl.spark.tables import DeltaTable as OurDeltaTable
 
 
@@ -62,74 +64,135 @@ def delta_spark_loser(
     return "committed"
 
 
-def our_loser(spark: SparkSession, root: str, winner: Callable[[], None], case: str) -> str:
-    table = OurDeltaTable.forPath(spark, root)
-    try:
-        if case == "same app id":
-            from deltaspec.impl.spark import write_delta
+def _delete(condition: str | None) -> Callable[[SparkSession, str, Callable[[], None]], None]:
+    def run(spark: SparkSession, root: str, winner: Callable[[], None]) -> None:
+        OurDeltaTable.forPath(spark, root).withCommitHook(winner).delete(condition)
 
-            df = _df(spark, [(7, "a", "q")])
-            write_delta(df, root, mode="append", txnAppId="q", txnVersion=0, before_commit=winner)
-        else:
-            table.withCommitHook(winner).delete("p = 'a' AND id = 1")
-    except Exception as error:
-        return _outcome(error)
-    return "committed"
+    return run
 
 
-CONFLICTS: dict[str, tuple[str, Callable[[SparkSession, Engine, str], None]]] = {
-    "delete vs append to its partition": (
-        "ConcurrentAppendException",
-        lambda spark, e, root: e.write(_df(spark, [(3, "a", "w")])).mode("append").save(root),
+def _write(**options: Any) -> Callable[[SparkSession, str, Callable[[], None]], None]:
+    def run(spark: SparkSession, root: str, winner: Callable[[], None]) -> None:
+        from deltaspec.impl.spark import write_delta
+
+        rows = [(7, "a", "q")] if "txnAppId" in options else [(5, "a", "new")]
+        write_delta(_df(spark, rows), root, before_commit=winner, **options)
+
+    return run
+
+
+def _compact(spark: SparkSession, root: str, winner: Callable[[], None]) -> None:
+    OurDeltaTable.forPath(spark, root).withCommitHook(winner).optimize().where(
+        "p = 'a'"
+    ).executeCompaction()
+
+
+def _append(row: tuple[Any, ...], **options: Any) -> Callable[[SparkSession, Engine, str], None]:
+    def run(spark: SparkSession, e: Engine, root: str) -> None:
+        writer = e.write(_df(spark, [row])).mode("append")
+        for key, value in options.items():
+            writer = writer.option(key, value)
+        writer.save(root)
+
+    return run
+
+
+def _delete_winner(condition: str) -> Callable[[SparkSession, Engine, str], None]:
+    return lambda spark, e, root: e.table.forPath(spark, root).delete(condition)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A loser reading what ``read`` selects (or app id ``app_id``) raced by ``winner``, on a
+    table with one file per partition (``second_file``: one more in partition ``a``)."""
+
+    expected: str
+    winner: Callable[[SparkSession, Engine, str], None]
+    ours: Callable[[SparkSession, str, Callable[[], None]], None]
+    """Our loser's operation, run with ``winner`` as its commit hook."""
+    read: list[str] | None = None
+    """The conjuncts delta-spark's hand-driven loser reads and removes the files of ([]: the
+    whole table; None: no files)."""
+    app_id: str | None = None
+    second_file: bool = False
+
+
+_DELETE_A = ["p = 'a'", "id = 1"]
+
+CONFLICTS: dict[str, Case] = {
+    "delete vs append to its partition": Case(
+        "ConcurrentAppendException", _append((3, "a", "w")), _delete("p = 'a' AND id = 1"),
+        _DELETE_A,
     ),
-    "delete vs append to another partition": (
-        "committed",
-        lambda spark, e, root: e.write(_df(spark, [(3, "b", "w")])).mode("append").save(root),
+    "delete vs append to another partition": Case(
+        "committed", _append((3, "b", "w")), _delete("p = 'a' AND id = 1"), _DELETE_A
     ),
-    "delete vs delete of its partition": (
-        "ConcurrentDeleteReadException",
-        lambda spark, e, root: e.table.forPath(spark, root).delete("p = 'a'"),
+    "delete vs delete of its partition": Case(
+        "ConcurrentDeleteReadException", _delete_winner("p = 'a'"),
+        _delete("p = 'a' AND id = 1"), _DELETE_A,
     ),
-    "same app id": (
-        "ConcurrentTransactionException",
-        lambda spark, e, root: (
-            e.write(_df(spark, [(8, "b", "w")]))
-            .mode("append")
-            .option("txnAppId", "q")
-            .option("txnVersion", 0)
-            .save(root)
-        ),
+    "delete of every row vs append": Case(
+        "ConcurrentAppendException", _append((3, "b", "w")), _delete(None), []
     ),
-}
+    "same app id": Case(
+        "ConcurrentTransactionException", _append((8, "b", "w"), txnAppId="q", txnVersion=0),
+        _write(mode="append", txnAppId="q", txnVersion=0), app_id="q",
+    ),
+    "dynamic overwrite vs append to its partition": Case(
+        "ConcurrentAppendException", _append((3, "a", "w")),
+        _write(mode="overwrite", partitionOverwriteMode="dynamic"), ["p = 'a'"],
+    ),
+    "replaceWhere vs append to another partition": Case(
+        "committed", _append((3, "b", "w")), _write(mode="overwrite", replaceWhere="p = 'a'"),
+        ["p = 'a'"],
+    ),
+    "compaction vs delete of a file it rewrites": Case(
+        "ConcurrentDeleteReadException", _delete_winner("id = 3"), _compact, ["p = 'a'"],
+        second_file=True,
+    ),
+}  # fmt: skip
 
 
 def run_conflict(
     spark: SparkSession, engines: dict[str, Engine], case: str, workdir: Path
 ) -> dict[str, str]:
-    """Each engine's outcome for ``case``: a table with one file per partition, then the
-    loser reading partition ``a`` (or app id ``q``) while the winner commits."""
-    _, winner = CONFLICTS[case]
+    """Each engine's outcome for ``case``: a table with one file per partition (and a second
+    in partition ``a`` where the case asks), then the loser reading while the winner commits."""
+    chosen = CONFLICTS[case]
     outcomes = {}
+    cache = reference_cache()
     for key, engine in engines.items():
+        if key == "delta" and cache is not None:
+            recorded = cache.load(f"conflict {case}")
+            if recorded is not None:
+                outcomes[key] = recorded
+                continue
         root = str(workdir / key)
         rows = [(1, "a", "x"), (2, "b", "y")]
         engine.partitioned(engine.write(_df(spark, rows)).mode("append"), "p").save(root)
+        if chosen.second_file:
+            engine.write(_df(spark, [(3, "a", "z")])).mode("append").save(root)
 
         def win(engine: Engine = engine, root: str = root) -> None:
-            winner(spark, engine, root)
+            chosen.winner(spark, engine, root)
 
         if key == "delta":
-            read = None if case == "same app id" else ["p = 'a'", "id = 1"]
-            app = "q" if case == "same app id" else None
-            outcomes[key] = delta_spark_loser(spark, root, win, read=read, app_id=app)
-        else:
-            outcomes[key] = our_loser(spark, root, win, case)
+            outcome = delta_spark_loser(spark, root, win, read=chosen.read, app_id=chosen.app_id)
+            outcomes[key] = outcome
+            if cache is not None and cache.mode == "record":
+                cache.save(f"conflict {case}", outcome)
+            continue
+        try:
+            chosen.ours(spark, root, win)
+            outcomes[key] = "committed"
+        except Exception as error:
+            outcomes[key] = _outcome(error)
     return outcomes
 
 
 def conflict_differences(outcomes: dict[str, str], case: str) -> list[str]:
     """What is wrong with ``outcomes``: both engines must give the expected outcome."""
-    expected = CONFLICTS[case][0]
+    expected = CONFLICTS[case].expected
     if outcomes == {"delta": expected, "ours": expected}:
         return []
     return [

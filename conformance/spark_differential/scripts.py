@@ -3,6 +3,7 @@ it returns what it observed beyond the table itself (compared too)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from pyspark.sql import functions as F
 from deltaspec.conformance.spark_differential.engines import SCHEMA, Engine
 from deltaspec.conformance.spark_differential.engines import frame as _df
 from deltaspec.conformance.spark_differential.engines import stamp as _stamp
+from deltaspec.impl.spark.streaming import idempotent_writer
 
 
 def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
@@ -21,12 +23,19 @@ def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         root
     )
     e.write(_df(spark, [(3, "a", "z")])).mode("append").save(root)
+    # a value Hive-escapes in its directory (':') and add.path then percent-escapes ('|', '%');
+    # an empty string, which is a null partition
+    e.write(_df(spark, [(4, "a:b|c", "e"), (5, "", "f")])).mode("append").save(root)
     return {}
 
 
 def overwrite(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append").save(root)
     e.write(_df(spark, [(9, "c", "new")])).mode("overwrite").save(root)
+    # a rewrite that changes no data: its removes and adds say dataChange=false
+    e.write(_df(spark, [(9, "c", "new")])).mode("overwrite").option("dataChange", "false").save(
+        root
+    )
     return {}
 
 
@@ -40,9 +49,9 @@ def replace_where(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 
 
 def dynamic_partition_overwrite(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    rows = [(1, "a", "x"), (2, "b", "y")]
+    rows = [(1, "a", "x"), (2, "b", "y"), (3, None, "z")]
     e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
-    writer = e.write(_df(spark, [(5, "a", "new")])).mode("overwrite")
+    writer = e.write(_df(spark, [(5, "a", "new"), (6, None, "null")])).mode("overwrite")
     writer.option("partitionOverwriteMode", "dynamic").save(root)
     return {}
 
@@ -79,7 +88,7 @@ def merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     (
         e.table.forPath(spark, root)
         .alias("t")
-        .merge(source.alias("s"), "t.id = s.id")
+        .merge(source.alias("s"), "t.id = s.id AND t.p = 'a'")
         .whenMatchedDelete(condition="s.v = 'gone'")
         .whenMatchedUpdate(set={"v": "s.v"})
         .whenNotMatchedInsertAll()
@@ -160,10 +169,16 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         writer = e.write(batch).mode("append").option("txnAppId", query)
         writer.option("txnVersion", batch_id).save(root)
 
+    # ours: the helper deltaspec offers for exactly this (impl/spark/streaming.py)
+    ours = idempotent_writer(root)
+
+    def batches(batch: DataFrame, batch_id: int) -> None:
+        (write_batch if e.fmt == "delta" else ours)(batch, batch_id)
+
     def run() -> None:
         stream = spark.readStream.schema(SCHEMA).json(str(source))
         query = (
-            stream.writeStream.foreachBatch(write_batch)
+            stream.writeStream.foreachBatch(batches)
             .option("checkpointLocation", str(checkpoint))
             .trigger(availableNow=True)
             .start()
@@ -178,6 +193,53 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 
     run()
     return {}
+
+
+_SKIPPING = "id long, ts timestamp, d double, n double, p string"
+_T = dt.datetime(2024, 1, 1, 0, 0, 0, 123456)
+
+
+def rewrite_stats(root: str) -> list[list[str]]:
+    """Per DELETE commit, the stats of the files it rewrote as written (JSON text re-dumped with
+    sorted keys, so a NaN written unquoted differs from the string "NaN"). Appends through
+    ``format("deltaspec")`` are left out: they write no float bounds (Parquet footers may leave
+    NaN out of them), where delta-spark writes them."""
+    out = []
+    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in commit.read_text().splitlines()]
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        if info.get("operation") == "DELETE":
+            stats = [a["add"]["stats"] for a in actions if "add" in a]
+            out.append(sorted(json.dumps(json.loads(text), sort_keys=True) for text in stats))
+    return out
+
+
+def data_skipping(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """Which files a DELETE rewrites is data skipping on the stats; a file wrongly skipped keeps
+    the rows it should lose. Each delete sits on a boundary: a timestamp maximum cut to
+    milliseconds, ``x <= v`` at a file's minimum, IS NULL, a literal on the left, an OR across
+    files. The rewritten files' stats hold NaN, infinities and timestamps with milliseconds."""
+    second = dt.timedelta(seconds=1)
+    files: list[list[tuple[Any, ...]]] = [
+        [(1, _T, 1.5, 1.0, "a"), (2, _T - second, float("nan"), None, "a")],
+        [(5, _T - 2 * second, float("inf"), 2.0, "a"), (6, _T - 3 * second, -1.0, 3.0, "a")],
+        [(7, _T - 4 * second, 0.0, None, "b"), (8, _T - 5 * second, float("-inf"), 4.0, "b")],
+        [(10, _T - 6 * second, 2.0, 5.0, "c"), (11, _T - 7 * second, 3.0, 6.0, "c")],
+    ]
+    first = e.write(_df(spark, files[0], _SKIPPING)).mode("append")
+    e.partitioned(first, "p").save(root)
+    for rows in files[1:]:
+        e.write(_df(spark, rows, _SKIPPING)).mode("append").save(root)
+    table = e.table.forPath(spark, root)
+    for condition in (
+        "ts > TIMESTAMP'2024-01-01 00:00:00.1234'",
+        "id <= 5",
+        "n IS NULL",
+        "7 < id AND id < 10",
+        "id = 6 OR id = 10",
+    ):
+        table.delete(condition)
+    return {"stats": rewrite_stats(root)}
 
 
 _DV = "delta.enableDeletionVectors"
@@ -253,6 +315,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         history,
         time_travel,
         streaming,
+        data_skipping,
         dv_delete,
         dv_update,
         dv_merge,

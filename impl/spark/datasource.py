@@ -146,7 +146,13 @@ class _Reader(DataSourceReader):
             gone = deleted_rows(Path(self.root), add.deletion_vector)
             keep = [i not in gone for i in range(data.num_rows)]
             data = data.filter(pa.array(keep, pa.bool_()))
-        yield from _conform(data, to_arrow_schema(self.schema), add.partition_values).to_batches()
+        yield from _conform(data, _arrow_schema(self.schema), add.partition_values).to_batches()
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema:
+    """``schema`` in Arrow; a timestamp is an instant, stored adjusted to UTC (as delta-spark's
+    Parquet files hold it), whatever the session's time zone."""
+    return to_arrow_schema(schema, timezone="UTC")
 
 
 def _conform(
@@ -240,7 +246,7 @@ class _Writer(DataSourceArrowWriter):
                     "format('deltaspec'): use DeltaWriter",
                     table=root,
                 )
-        self.arrow_schema = to_arrow_schema(table)
+        self.arrow_schema = _arrow_schema(table)
         self.not_null = schemas.not_null_columns(plan.schema)
         self.leaves = stats.indexed_leaves(
             plan.schema, self.partition_columns, plan.final.configuration
