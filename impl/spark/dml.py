@@ -394,18 +394,22 @@ class _MergeClauses:
 
 @dataclass(frozen=True)
 class _MergeFrames:
-    """The two sides of a MERGE: the target's candidate files as rows (with their file and a row
-    id) aliased ``t``, the source flagged aliased ``s``, joined ON ``on``."""
+    """The two sides of a MERGE: the source flagged aliased ``s`` and how to read the target's
+    files as rows (with their file and, with deletion vectors, each row's index) aliased ``t``,
+    joined ON ``on``."""
 
-    target: DataFrame
     source: DataFrame
     on: str
     t: str
     s: str
     names: list[str]
     types: dict[str, Any]
+    target: Callable[[Sequence[AddFile]], DataFrame]
     marked: dict[str, set[int]] | None = None
     """With deletion vectors: filled with the target rows a clause changed, per file."""
+
+    def joined(self, files: Sequence[AddFile], how: str) -> DataFrame:
+        return self.target(files).join(self.source, F.expr(self.on), how)
 
 
 def _merge_read(
@@ -420,44 +424,72 @@ def _merge_read(
     return rewrite.read_candidates(txn, narrowed)
 
 
-def _require_single_match(frames: _MergeFrames, root: str) -> None:
-    """No target row matched by two source rows (an update or delete clause would be
-    ambiguous)."""
-    joined = frames.target.join(frames.source, F.expr(frames.on), "inner")
-    rows = joined.groupBy(f"{frames.t}.__deltaspec_row").count().where("count > 1").limit(1)
-    if rows.collect():
+def _merge_touched(
+    frames: _MergeFrames, clauses: _MergeClauses, read: Sequence[AddFile], root: str
+) -> list[AddFile]:
+    """delta-spark's findTouchedFiles: one join of the candidates with the source gives the
+    files a WHEN MATCHED or NOT MATCHED BY SOURCE clause touches and, in the same pass, whether
+    a target row matched two source rows (an update or delete clause would be ambiguous)."""
+    t, s = frames.t, frames.s
+    rows = frames.joined(read, "left" if clauses.by_source else "inner")
+    is_match = F.col(f"{s}.__deltaspec_source").isNotNull()
+    touching = is_match if clauses.matched else F.lit(False)
+    if clauses.by_source:
+        touching = touching | (~is_match & _any_applies(clauses.by_source))
+    per_row = rows.groupBy(f"{t}.{FILE_COLUMN}", f"{t}.__deltaspec_row").agg(
+        F.count(f"{s}.__deltaspec_source").alias("matches"),
+        F.max(touching.cast("int")).alias("touched"),
+    )
+    per_file = per_row.groupBy(FILE_COLUMN).agg(
+        F.max("matches").alias("matches"), F.max("touched").alias("touched")
+    )
+    found = per_file.where("touched = 1 OR matches > 1").collect()
+    if clauses.matched and any(r["matches"] > 1 for r in found):
         raise MultipleSourceRowMatchError(
             "a target row matched more than one source row", table=root
         )
+    touched = {r[FILE_COLUMN] for r in found if r["touched"] == 1}
+    return [f for f in read if f.path in touched]
+
+
+def _insert_values(
+    frames: _MergeFrames, inserts: Sequence[MergeClause]
+) -> tuple[Column, list[Column]]:
+    """WHEN NOT MATCHED clauses over a source row, the first that applies winning: whether one
+    applies and the table's columns it inserts (in order, unnamed)."""
+    values: dict[str, Column] = {n: F.lit(None) for n in frames.names}
+    handled = F.lit(False)
+    for clause in inserts:
+        applies = ~handled
+        if clause.condition is not None:
+            applies = applies & rewrite.matches(clause.condition)
+        exprs = _assignments(clause, frames.names, frames.s)
+        for n, expr in exprs.items():
+            values[n] = F.when(applies, F.expr(expr)).otherwise(values[n])
+        handled = handled | applies
+    return handled, [values[n].cast(frames.types[n]) for n in frames.names]
 
 
 def _merge_rewrite(
-    frames: _MergeFrames, clauses: _MergeClauses, read: Sequence[AddFile], root: str
-) -> tuple[list[AddFile], DataFrame | None]:
-    """The target files a WHEN MATCHED or NOT MATCHED BY SOURCE clause touches, and their rows
-    after the clauses (deleted rows dropped, updated rows changed, the others copied)."""
+    frames: _MergeFrames, clauses: _MergeClauses, hit: Sequence[AddFile]
+) -> DataFrame | None:
+    """delta-spark's writeAllChanges: one join of the touched files with the source — a full
+    outer join when it also yields the inserts (every source row that matches a target row
+    matches one in a touched file once a WHEN MATCHED clause exists) — and its rows after the
+    clauses (deleted rows dropped, updated rows changed, the others copied, inserts added)."""
     t, s, names = frames.t, frames.s, frames.names
-    if clauses.matched:
-        _require_single_match(frames, root)
-    rows = frames.target.join(frames.source, F.expr(frames.on), "left")
-    if not clauses.matched:
-        rows = rows.dropDuplicates(["__deltaspec_row"])  # matched rows stay as they are
-    is_match = F.col(f"{s}.__deltaspec_source").isNotNull()
-    touching = F.lit(False)
-    if clauses.matched:
-        touching = touching | is_match
-    if clauses.by_source:
-        touching = touching | (~is_match & _any_applies(clauses.by_source))
-    touched_paths = {
-        r[0] for r in rows.where(touching).select(f"{t}.{FILE_COLUMN}").distinct().collect()
-    }
-    hit = [f for f in read if f.path in touched_paths]
+    with_inserts = bool(clauses.inserts) and bool(clauses.matched)
     if not hit:
-        return hit, None
-    rows = rows.where(F.col(f"{t}.{FILE_COLUMN}").isin(sorted(touched_paths)))
+        return None
+    rows = frames.joined(hit, "full" if with_inserts else "left")
+    if not clauses.matched:  # matched rows stay as they are: one row per target row
+        rows = rows.dropDuplicates([f"{t}.{FILE_COLUMN}", f"{t}.__deltaspec_row"])
+    is_target = F.col(f"{t}.{FILE_COLUMN}").isNotNull()
+    is_match = is_target & F.col(f"{s}.__deltaspec_source").isNotNull()
     values = {n: F.col(f"{t}.`{n}`") for n in names}
     keep_matched, handled_matched = _apply(clauses.matched, is_match, values, names, s)
-    keep_unmatched, handled_unmatched = _apply(clauses.by_source, ~is_match, values, names, s)
+    unmatched = is_target & ~is_match
+    keep_unmatched, handled_unmatched = _apply(clauses.by_source, unmatched, values, names, s)
     kept = keep_matched & keep_unmatched
     if frames.marked is not None:  # deletion vectors: only the changed rows are written
         changed = handled_matched | handled_unmatched
@@ -465,33 +497,33 @@ def _merge_rewrite(
         for path, index in marked.collect():
             frames.marked.setdefault(path, set()).add(int(index))
         kept = kept & changed
-    output = rows.where(kept).select(*(values[n].cast(frames.types[n]).alias(n) for n in names))
-    return hit, output
+    columns = [values[n].cast(frames.types[n]) for n in names]
+    if not with_inserts:
+        return rows.where(kept).select(*(c.alias(n) for c, n in zip(columns, names, strict=True)))
+    inserted, inserts = _insert_values(frames, clauses.inserts)
+    return rows.where(F.when(is_target, kept).otherwise(inserted)).select(
+        *(
+            F.when(is_target, c).otherwise(i).alias(n)
+            for c, i, n in zip(columns, inserts, names, strict=True)
+        )
+    )
 
 
-def _merge_inserts(frames: _MergeFrames, inserts: Sequence[MergeClause]) -> list[DataFrame]:
-    """The rows WHEN NOT MATCHED clauses insert: source rows no target row matches, each by the
-    first insert clause that applies."""
-    if not inserts:
-        return []
-    unmatched = frames.source.join(frames.target, F.expr(frames.on), "left_anti")
-    pieces = []
-    handled = F.lit(False)
-    for clause in inserts:
-        applies = (
-            ~handled if clause.condition is None else ~handled & rewrite.matches(clause.condition)
-        )
-        exprs = _assignments(clause, frames.names, frames.s)
-        pieces.append(
-            unmatched.where(applies).select(
-                *(
-                    (F.expr(exprs[n]) if n in exprs else F.lit(None)).cast(frames.types[n]).alias(n)
-                    for n in frames.names
-                )
-            )
-        )
-        handled = handled | applies
-    return pieces
+def _merge_inserts(
+    frames: _MergeFrames, clauses: _MergeClauses, read: Sequence[AddFile], hit: Sequence[AddFile]
+) -> DataFrame | None:
+    """The inserts the rewrite join did not yield: every source row when no target row matched
+    (a WHEN MATCHED clause exists and touched nothing, or nothing was read), else (no WHEN
+    MATCHED clause) the source rows no candidate row matches, by delta-spark's anti join."""
+    if not clauses.inserts or (clauses.matched and hit):
+        return None
+    source = frames.source
+    if read and not clauses.matched:
+        source = source.join(frames.target(read), F.expr(frames.on), "left_anti")
+    inserted, columns = _insert_values(frames, clauses.inserts)
+    return source.where(inserted).select(
+        *(c.alias(n) for c, n in zip(columns, frames.names, strict=True))
+    )
 
 
 def _merge_metrics(hit: Sequence[AddFile], adds: Sequence[AddFile]) -> dict[str, str]:
@@ -530,20 +562,22 @@ def merge(
     kinds = _MergeClauses.of(clauses)
     read = _merge_read(txn, parsed, t, kinds)
     by_vectors = dvs.enabled(snapshot)
-    target = (
-        scan(spark, root, snapshot, read, with_file=True, with_row_index=by_vectors)
-        .withColumn("__deltaspec_row", F.monotonically_increasing_id())
-        .alias(t)
-    )
+
+    def target(files: Sequence[AddFile]) -> DataFrame:
+        rows = scan(spark, root, snapshot, files, with_file=True, with_row_index=by_vectors)
+        return rows.withColumn("__deltaspec_row", F.monotonically_increasing_id()).alias(t)
+
     flagged_source = source.withColumn("__deltaspec_source", F.lit(True)).alias(s)
     marked: dict[str, set[int]] | None = {} if by_vectors else None
-    frames = _MergeFrames(target, flagged_source, on, t, s, names, types, marked)
+    frames = _MergeFrames(flagged_source, on, t, s, names, types, target, marked)
     hit: list[AddFile] = []
     output: DataFrame | None = None
     if (kinds.matched or kinds.by_source) and read:
-        hit, output = _merge_rewrite(frames, kinds, read, root)
-    for piece in _merge_inserts(frames, kinds.inserts):
-        output = piece if output is None else output.unionByName(piece)
+        hit = _merge_touched(frames, kinds, read, root)
+        output = _merge_rewrite(frames, kinds, hit)
+    inserts = _merge_inserts(frames, kinds, read, hit)
+    if inserts is not None:
+        output = inserts if output is None else output.unionByName(inserts)
     adds = [] if output is None else write_data(output, root, snapshot.metadata)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
     metrics = _merge_metrics(hit, adds)

@@ -118,6 +118,38 @@ def test_merge_updates_deletes_and_inserts(spark, tmp_path):
     assert DeltaLog(str(root)).latest_version() == 1
 
 
+def test_merge_rewrites_only_touched_files_and_inserts_in_the_same_join(spark, tmp_path):
+    root = tmp_path / "t"
+    _table(spark, root, [(1, "a", "x"), (2, "a", "y"), (3, "b", "z")])
+    live = {a.path for a in DeltaLog(str(root)).snapshot().files.values()}
+    source = spark.createDataFrame(
+        [(3, "b", "upd"), (5, "c", "one"), (6, "c", "two"), (7, "c", "none")],
+        "id long, p string, v string",
+    )
+    clauses = [
+        MergeClause("update", assignments={"v": "s.v"}),
+        MergeClause("insert", condition="s.v = 'one'", assignments="*"),
+        MergeClause("insert", condition="s.id >= 5", assignments={"id": "s.id", "p": "s.p"}),
+    ]
+    result = merge(spark, root, source, "t.id = s.id", clauses)
+    assert [r.path for r in result.removes] == [p for p in live if p.startswith("p=b/")]
+    assert _rows(spark, root) == [
+        (1, "a", "x"), (2, "a", "y"), (3, "b", "upd"), (5, "c", "one"), (6, "c", None),
+        (7, "c", None),
+    ]  # fmt: skip
+    unmatched = spark.createDataFrame([(9, "d", "new")], "id long, p string, v string")
+    result = merge(
+        spark,
+        root,
+        unmatched,
+        "t.id = s.id",
+        [*clauses[:1], MergeClause("insert", assignments="*")],
+    )
+    assert result.removes == ()
+    assert _rows(spark, root)[-1] == (9, "d", "new")
+    assert len(_rows(spark, root)) == 7
+
+
 def test_append_only_refuses_dml(spark, tmp_path):
     root = tmp_path / "t"
     df = spark.createDataFrame([(1, "a", "x")], "id long, p string, v string")
