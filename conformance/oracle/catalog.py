@@ -298,8 +298,6 @@ LOG: tuple[Mutant, ...] = (
        '    content["sizeInBytes"] = size_in_bytes\n',
        '    content["sizeInBytes"] = size_in_bytes\n'
        '    if parts is not None:\n        content["parts"] = parts\n', "services"),
-    _m("contiguity-misses-last-commit", "a missing last commit is not reported as a gap",
-       "LOG.CONTIGUITY", "if expected > target:", "if expected >= target:", SURVIVES, "vectors"),
 )  # fmt: skip
 
 REPLAY: tuple[Mutant, ...] = (
