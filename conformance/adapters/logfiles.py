@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-Json = dict[str, Any]
+from deltaspec.conformance.adapters.base import Json
 
 
 def delete_log_below(root: Path, version: int) -> list[str]:

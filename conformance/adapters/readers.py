@@ -409,7 +409,9 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 
 def _read_failure(error: Exception) -> ReadFailure:
-    text = str(getattr(error, "java_exception", error))
+    from deltaspec.conformance.adapters.deltaspark import _java_throwable
+
+    text = str(_java_throwable(error) or error)
     return ReadFailure(_deltaspark_kind(text), text[:800])
 
 
