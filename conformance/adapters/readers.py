@@ -103,6 +103,8 @@ def _deltars_kind(error: Exception) -> str:
         return "UNSUPPORTED_FEATURE"
     if "contiguous" in text or ("missing" in text and "version" in text):
         return "VERSIONS_NOT_CONTIGUOUS"
+    if "json error" in text:  # a commit line that does not parse (ACTION.LINE_FORMAT)
+        return "CORRUPT_LOG_FILE"
     if "no table metadata" in text or "no protocol found" in text:
         return "MISSING_PROTOCOL_OR_METADATA"
     if "not the same as the specified end version" in text:
@@ -288,9 +290,14 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     actions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
-            decoded = json.loads(line)
-            _check_data_path(decoded)
-            found = read_log_action(decoded, snapshot)
+            try:  # ACTION.LINE_FORMAT: one JSON object holding at most one known action
+                decoded = json.loads(line)
+                if not isinstance(decoded, dict):
+                    raise ValueError(f"a line that is not a JSON object: {line[:80]!r}")
+                _check_data_path(decoded)
+                found = read_log_action(decoded, snapshot)
+            except ValueError as error:
+                raise ReadFailure("CORRUPT_LOG_FILE", f"{path.name}: {error}") from error
             if found is not None:
                 actions.append(found)
     return Commit(version, tuple(actions), int(path.stat().st_mtime * 1000))
@@ -433,7 +440,10 @@ def _deltaspark_kind(text: str) -> str:
         ("DELTA_TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
         ("DELTA_UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
         ("DELTA_INVALID_PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL"),
+        ("DELTA_CORRUPT_LOG_FILE", "CORRUPT_LOG_FILE"),
     ):
         if marker in text:
             return kind
+    if "FAILED_READ_FILE.NO_HINT" in text and "_delta_log/" in text and ".json" in text:
+        return "CORRUPT_LOG_FILE"  # a commit whose JSON does not parse (ACTION.LINE_FORMAT)
     return f"DELTASPARK:{text.split(':')[0][:120]}"

@@ -473,7 +473,7 @@ CODEC: tuple[Mutant, ...] = (
        "text = f\"{datetime_text(value, 'T')}.{value.microsecond // 1000:03d}\"",
        "text = datetime_text(value, 'T')", SURVIVES, "spark"),
     _m("two-actions-on-a-line", "a log line holding two actions is accepted",
-       "ACTION.UNKNOWN", "if found is not None:", "if False:", SURVIVES, "vectors"),
+       "ACTION.UNKNOWN", "if found is not None:", "if False:"),
 )  # fmt: skip
 
 SPARK: tuple[Mutant, ...] = (

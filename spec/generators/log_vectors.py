@@ -183,6 +183,26 @@ def action_format_vectors() -> list[Json]:
             [snapshot(1, ["a", "b"]), snapshot(0, ["a"])],
         ),
         vector(
+            "action/line-format/two-actions-on-one-line",
+            "A line whose object holds two actions (here an add and a remove) is a corrupt commit: "
+            "keeping either one would silently resurrect or drop a file. Reading the version needs "
+            "the commit and fails; the version before it does not and reads.",
+            ["ACTION.LINE_FORMAT"],
+            {name(0): create(add("a")),
+             name(1): [info("DELETE", False), {**remove("a"), **add("b")}]},
+            [{"version": None, "error": "CORRUPT_LOG_FILE"},
+             {"version": 1, "error": "CORRUPT_LOG_FILE"}, snapshot(0, ["a"])],
+        ),
+        vector(
+            "action/line-format/line-not-json",
+            "A line of a commit that is not a JSON object (a torn write stored in place) is a "
+            "corrupt commit, never an empty one.",
+            ["ACTION.LINE_FORMAT"],
+            {name(0): create(add("a")),
+             name(1): {"text": "\n".join(lines([info(), add("b")]))[:-7] + "\n"}},
+            [{"version": None, "error": "CORRUPT_LOG_FILE"}, snapshot(0, ["a"])],
+        ),
+        vector(
             "action/unknown/actions-and-fields-ignored",
             "An unknown action and an unknown field inside add are ignored on read.",
             ["ACTION.UNKNOWN"],

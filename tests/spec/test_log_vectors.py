@@ -140,6 +140,8 @@ def test_deltars_reader_runs_the_families(vectors):
     # name (a silent gap): PATH.NO_SYMLINKS and PATH.REGULAR_FILES catch both as unsafe
     assert results["snapshot/special-files/symlinked-commit"] is Verdict.UNSAFE
     assert results["snapshot/special-files/directory-at-commit-name"] is Verdict.UNSAFE
+    # delta-rs keeps the add of a line holding a remove and an add (ACTION.LINE_FORMAT)
+    assert results["action/line-format/two-actions-on-one-line"] is Verdict.UNSAFE
 
 
 @pytest.mark.parametrize("reader", [ImplReader(), DeltaRsReader()], ids=lambda r: r.name)
@@ -214,6 +216,10 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
         # (PATH.REGULAR_FILES: NOT_REGULAR_FILE, and version 1 still reads)
         "snapshot/special-files/symlinked-commit": Verdict.UNSAFE,
         "snapshot/special-files/directory-at-commit-name": Verdict.WRONG,
+        # it keeps the add of a line holding a remove and an add, and a commit line that does
+        # not parse blocks the versions before it too (ACTION.LINE_FORMAT)
+        "action/line-format/two-actions-on-one-line": Verdict.UNSAFE,
+        "action/line-format/line-not-json": Verdict.WRONG,
     }, {case: results[case].details for case in failing}
 
 

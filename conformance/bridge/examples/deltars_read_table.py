@@ -19,6 +19,7 @@ PROTOCOL = "deltaspec-bridge/1"
 KINDS = (  # log-vectors.md error kinds, recognised in delta-rs's messages
     ("feature", "UNSUPPORTED_FEATURE"),
     ("contiguous", "VERSIONS_NOT_CONTIGUOUS"),
+    ("json error", "CORRUPT_LOG_FILE"),  # a commit line that does not parse
     ("no table metadata", "MISSING_PROTOCOL_OR_METADATA"),
     ("not the same as the specified end version", "VERSION_NOT_FOUND"),
     ("no files in log segment", "TABLE_NOT_FOUND"),

@@ -90,6 +90,8 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
     ("NOT_A_DELTA_TABLE", "TABLE_NOT_FOUND"),
     ("TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
     ("EMPTY_DIRECTORY", "TABLE_NOT_FOUND"),
+    ("CORRUPT_LOG_FILE", "CORRUPT_LOG_FILE"),
+    ("FAILED_READ_FILE.NO_HINT", "CORRUPT_LOG_FILE"),  # a commit line that does not parse
     ("VERSION", "VERSION_NOT_FOUND"),
     ("FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
 )
