@@ -468,6 +468,19 @@ class DeltaSparkReader:
             else:
                 self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
 
+    def clean_up_expired_logs(self, root: Path) -> None:
+        """delta-spark's own log cleanup as its checkpoint path runs it after writing
+        ``_last_checkpoint``: ``MetadataCleanup.doLogCleanup`` on the latest snapshot."""
+        jvm = self.spark._jvm
+        try:
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                self.spark._jsparkSession, str(root)
+            )
+            none = jvm.scala.Option.empty()
+            delta_log.doLogCleanup(delta_log.update(False, none, none), none)
+        except _engine_errors() as error:
+            raise _read_failure(error) from error
+
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
         jvm = self.spark._jvm

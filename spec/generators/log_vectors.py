@@ -14,6 +14,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 Json = dict[str, Any]
@@ -544,9 +545,13 @@ TORN = {"text": "PAR1"}  # a Parquet file whose writer died after the magic byte
 
 def verified_checkpoint_vectors() -> list[Json]:
     """RETENTION.VERIFIED_CHECKPOINT: the engine's own log cleanup (RETENTION.LOG) meets a torn
-    checkpoint that _last_checkpoint names. Every file but the newest commit was written at time
-    0 (expired under any retention); the newest keeps the time it is written (not expired)."""
-    old = lambda names: {n: 0 for n in names}  # noqa: E731
+    checkpoint that _last_checkpoint names. Every file but the newest commit was written in the
+    first seconds of 1970 (expired under any retention), one second apart in name order (the
+    order cleanup adjusts times in, RETENTION.LOG); the newest keeps the time it is written."""
+
+    def old(names: Iterable[str]) -> Json:
+        return {n: 1000 * i for i, n in enumerate(sorted(names))}
+
     rows2, rows3, rows4 = state_rows(2), state_rows(3), state_rows(4)
     two = {
         checkpoint_name(2): {"checkpoint": rows2},

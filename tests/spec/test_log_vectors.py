@@ -198,7 +198,13 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
         # (PATH.REGULAR_FILES: NOT_REGULAR_FILE, and version 1 still reads)
         "snapshot/special-files/symlinked-commit": Verdict.UNSAFE,
         "snapshot/special-files/directory-at-commit-name": Verdict.WRONG,
+        # its log cleanup (MetadataCleanup.doLogCleanup) takes a torn checkpoint as the start
+        # of the retained log and deletes the commits below it (RETENTION.VERIFIED_CHECKPOINT)
+        TORN_CLEANUP: Verdict.WRONG,
+        TORN_ONLY: Verdict.WRONG,
     }, {case: results[case].details for case in failing}
+    # it has no seam between its listing and its reads: the interleaved loads are declined
+    assert {results[c].verdict for c in (RELIST, RELIST_HINT)} == {Verdict.SKIPPED}
 
 
 REFERENCE_BRIDGE = f"cmd:{shlex.quote(sys.executable)} -m deltaspec.conformance.bridge.reference"
