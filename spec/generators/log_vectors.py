@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 Json = dict[str, Any]
