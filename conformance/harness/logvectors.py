@@ -269,7 +269,8 @@ def _clean_up(reader: LogReader, root: Path) -> tuple[Verdict, list[Json]]:
         cast(CleaningReader, reader).clean_up_expired_logs(root)
     except ReadFailure as failure:
         if failure.kind in SKIP_KINDS:
-            return Verdict.SKIPPED, [{"step": step, "skipped": str(failure)}]
+            why = str(failure).removeprefix(f"{failure.kind}: ")
+            return Verdict.SKIPPED, [{"step": step, "skipped": why}]
         entry = {"step": step, "verdict": "wrong", "expected": None,
                  "got": {"error": failure.kind}, "message": str(failure)[:500]}  # fmt: skip
         return Verdict.WRONG, [entry]
