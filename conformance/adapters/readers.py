@@ -160,7 +160,11 @@ class ModelReader:
     state built by the model's own rules: the newest complete checkpoint at or below the target
     (CHECKPOINT.READ; ``_last_checkpoint`` is only a hint, so the whole log is listed), the
     commits after it (LOG.CONTIGUITY, SNAPSHOT.REPLAY), then retention with this clock as the
-    state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION)."""
+    state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION). The listing
+    is this reader's, not the model's (whose log is never listed), and so is what depends on it:
+    listing again when a listed file is gone (SNAPSHOT.RELIST) and which checkpoints read back
+    whole before log cleanup (RETENTION.VERIFIED_CHECKPOINT; the versions it deletes are the
+    model's ``expired_log_versions``)."""
 
     name = "model"
 
