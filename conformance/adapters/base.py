@@ -42,6 +42,9 @@ class Capability(Enum):
     """``read_table``: the snapshot of a table on disk (the fixtures suite and the log vectors)."""
     READ_TABLE_TIMESTAMP = "read_table_timestamp"
     """``read_table`` with a ``timestamp`` instead of a ``version`` (log-vectors.md)."""
+    LOG_CLEANUP_BY_RETENTION = "log_cleanup_by_retention"
+    """``clean_up_expired_logs``: the engine's own log cleanup by retention on a table on disk
+    (the log vectors with ``clean_up_expired_logs``, log-vectors.md)."""
     LOG_CLEANUP = "log_cleanup"
     """The ``clean_up_log`` step: the log's files below a checkpointed version deleted."""
     CHECKSUMS = "checksums"

@@ -8,7 +8,7 @@ harness's (harness/reading.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from deltaspec.conformance.adapters.impl import snapshot_json
 from deltaspec.conformance.harness.reading import ReadFailure as ReadFailure
 from deltaspec.conformance.harness.reading import TableReader as TableReader
 from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.log.store import FileInfo, LocalLogStore
 from deltaspec.impl.scan import scan
 from deltaspec.impl.snapshot import DeltaLog
 
@@ -51,6 +52,46 @@ class ImplReader:
             return scan(DeltaLog(str(root)).snapshot(version), root)
         except DeltaError as error:
             raise ReadFailure(error.kind, str(error)) from error
+
+    def clean_up_expired_logs(self, root: Path) -> None:
+        """The impl's log cleanup (RETENTION.LOG, RETENTION.VERIFIED_CHECKPOINT) as a writer runs
+        it after writing the checkpoint ``_last_checkpoint`` names, with the wall clock."""
+        from deltaspec.impl.checkpoint import cleanup_expired_logs
+
+        try:
+            log = DeltaLog(str(root))
+            hint = log.read_last_checkpoint()
+            if hint is not None:
+                metadata = log.snapshot().metadata
+                cleanup_expired_logs(log, int(hint["version"]), log.clock(), metadata)
+        except DeltaError as error:
+            raise ReadFailure(error.kind, str(error)) from error
+
+    def read_interleaved(
+        self, root: Path, version: int | None, after_listing: Callable[[], None]
+    ) -> Json:
+        """A load whose first listing of ``_delta_log`` is followed by ``after_listing``
+        (SNAPSHOT.RELIST), through the store's listing seam."""
+        try:
+            log = DeltaLog(str(root), store=_ListingHook(root, after_listing))
+            return snapshot_json(log.snapshot(version))
+        except DeltaError as error:
+            raise ReadFailure(error.kind, str(error)) from error
+
+
+class _ListingHook(LocalLogStore):
+    """A local store that calls ``after_listing`` once, right after its first listing."""
+
+    def __init__(self, root: Path, after_listing: Callable[[], None]) -> None:
+        super().__init__(root)
+        self._after_listing: Callable[[], None] | None = after_listing
+
+    def list_from(self, start: str = "") -> list[FileInfo]:
+        listed = super().list_from(start)
+        hook, self._after_listing = self._after_listing, None
+        if hook is not None:
+            hook()
+        return listed
 
 
 class DeltaRsReader:
@@ -121,18 +162,47 @@ class ModelReader:
     state built by the model's own rules: the newest complete checkpoint at or below the target
     (CHECKPOINT.READ; ``_last_checkpoint`` is only a hint, so the whole log is listed), the
     commits after it (LOG.CONTIGUITY, SNAPSHOT.REPLAY), then retention with this clock as the
-    state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION)."""
+    state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION). The listing
+    is this reader's, not the model's (whose log is never listed), and so is what depends on it:
+    listing again when a listed file is gone (SNAPSHOT.RELIST) and which checkpoints read back
+    whole before log cleanup (RETENTION.VERIFIED_CHECKPOINT; the versions it deletes are the
+    model's ``expired_log_versions``)."""
 
     name = "model"
 
     def read(self, root: Path, version: int | None) -> Json:
+        return self.read_interleaved(root, version, lambda: None)
+
+    def read_interleaved(
+        self, root: Path, version: int | None, after_listing: Callable[[], None]
+    ) -> Json:
+        """A load that lists the log, calls ``after_listing``, and reads what it listed; a
+        listed file gone by then (a cleanup raced the load) makes it list again, a few times
+        (SNAPSHOT.RELIST)."""
+        for attempt in range(RELIST_ATTEMPTS):
+            commits, checkpoints = _list_log(root / "_delta_log")
+            if attempt == 0:
+                after_listing()
+            try:
+                return self._load(root, version, commits, checkpoints)
+            except FileNotFoundError as gone:
+                if attempt + 1 == RELIST_ATTEMPTS:
+                    raise ReadFailure("VERSIONS_NOT_CONTIGUOUS", f"{root}: {gone}") from gone
+        raise AssertionError("unreachable")
+
+    def _load(
+        self,
+        root: Path,
+        version: int | None,
+        commits: dict[int, Path],
+        checkpoints: dict[int, list[Path]],
+    ) -> Json:
         import time
 
         from deltaspec.conformance.adapters.model import snapshot_json as model_json
         from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
         from deltaspec.model.snapshot import Snapshot
 
-        commits, checkpoints = _list_log(root / "_delta_log")
         if not commits and not checkpoints:
             if version is None:
                 return model_json(Snapshot())
@@ -162,6 +232,56 @@ class ModelReader:
             raise ReadFailure("MISSING_PROTOCOL_OR_METADATA", f"{root}: {error}") from error
         return model_json(snapshot_from_checkpoint(snapshot.version, kept, []))
 
+    def clean_up_expired_logs(self, root: Path) -> None:
+        """RETENTION.LOG by the model's ``expired_log_versions`` (commit times: the files'
+        modification times) after the checkpoint ``_last_checkpoint`` names, with the wall clock;
+        only checkpoints that read back whole count (RETENTION.VERIFIED_CHECKPOINT)."""
+        import json
+        import time
+
+        from deltaspec.model.actions import Metadata, Protocol
+        from deltaspec.model.checkpoint import expired_log_versions
+        from deltaspec.model.snapshot import Snapshot
+
+        log = root / "_delta_log"
+        try:
+            last = int(json.loads((log / "_last_checkpoint").read_text())["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # no usable hint: no writer has just checkpointed
+        commits, checkpoints = _list_log(log)
+        if list(commits) != list(range(len(commits))):
+            return
+
+        def whole(paths: list[Path]) -> bool:
+            try:
+                found = _checkpoint_actions(paths, Snapshot())
+            except Exception:  # torn Parquet, a malformed row: not read back whole
+                return False
+            kinds = {type(a) for a in found}
+            return Protocol in kinds and Metadata in kinds
+
+        usable = [c for c, paths in sorted(checkpoints.items()) if c <= last and whole(paths)]
+        if not usable:
+            return
+        state = Snapshot()
+        for v, path in sorted(commits.items()):
+            state = _apply_commit_file(state, v, path)
+        if (
+            state.metadata is None
+            or dict(state.metadata.configuration)
+            .get("delta.enableExpiredLogCleanup", "true")
+            .lower()
+            == "false"
+        ):
+            return
+        times = [int(commits[v].stat().st_mtime * 1000) for v in sorted(commits)]
+        now = int(time.time() * 1000)
+        doomed = expired_log_versions(times, usable[-1], now, state.metadata, usable[:-1])
+        for path in sorted(log.iterdir()):
+            found = _VERSIONED.match(path.name)
+            if found and int(found[1]) in doomed:
+                path.unlink()
+
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL by the model's ``commit_timestamps`` over the listed commits, with the
         latest metadata, at the newest release profile."""
@@ -188,6 +308,10 @@ class ModelReader:
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CLASSIC = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
 _PART = re.compile(r"^(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet$")
+_VERSIONED = re.compile(r"^(\d{20})\.(json|crc|checkpoint\..+)$")
+"""The files log cleanup deletes by version: commits, checksums, checkpoints (RETENTION.LOG)."""
+RELIST_ATTEMPTS = 3
+"""Loads from a fresh listing while listed files disappear under the load (SNAPSHOT.RELIST)."""
 
 
 def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
@@ -275,6 +399,8 @@ def _check_regular_file(path: Path) -> None:
     never followed, one holding a directory, FIFO or device is never opened."""
     if path.is_symlink():
         raise ReadFailure("UNSAFE_PATH", f"{path.name} is a symbolic link")
+    if not path.exists():  # listed, then deleted under the load: list again (SNAPSHOT.RELIST)
+        raise FileNotFoundError(f"{path.name} is gone")
     if not path.is_file():
         raise ReadFailure("NOT_REGULAR_FILE", f"{path.name} is not a regular file")
 
@@ -352,6 +478,19 @@ class DeltaSparkReader:
                 self.spark.conf.unset(SNAPSHOT_PARTITIONS)
             else:
                 self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
+
+    def clean_up_expired_logs(self, root: Path) -> None:
+        """delta-spark's own log cleanup as its checkpoint path runs it after writing
+        ``_last_checkpoint``: ``MetadataCleanup.doLogCleanup`` on the latest snapshot."""
+        jvm = self.spark._jvm
+        try:
+            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                self.spark._jsparkSession, str(root)
+            )
+            none = jvm.scala.Option.empty()
+            delta_log.doLogCleanup(delta_log.update(False, none, none), none)
+        except _engine_errors() as error:
+            raise _read_failure(error) from error
 
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""

@@ -212,6 +212,19 @@ class BridgeReader:
         params = {"path": str(root), "version": None, "timestamp": timestamp}
         return self._answer(self.process.request("read_table", params))
 
+    def clean_up_expired_logs(self, root: Any) -> None:
+        """The engine's own log cleanup by retention, asked only of a bridge declaring
+        ``log_cleanup_by_retention`` (otherwise the vector is declined and skipped)."""
+        from deltaspec.conformance.adapters.base import Capability
+        from deltaspec.conformance.adapters.readers import ReadFailure
+
+        if Capability.LOG_CLEANUP_BY_RETENTION not in self.process.capabilities:
+            why = f"{self.name} cannot run its own log cleanup (no log_cleanup_by_retention)"
+            raise ReadFailure("UNSUPPORTED_FEATURE", why)
+        result = self.process.request("clean_up_expired_logs", {"path": str(root)})
+        if result is not None:
+            self._answer(result)
+
     def _answer(self, result: Any) -> Json:
         from deltaspec.conformance.adapters.readers import ReadFailure
 

@@ -52,6 +52,8 @@ class Server:
             return None
         if method == "read_table":
             return read_table(params["path"], params.get("version"), params.get("timestamp"))
+        if method == "clean_up_expired_logs":
+            return clean_up_expired_logs(params["path"])
         adapter = self.adapter
         if adapter is None:
             raise ValueError(f"{method} before create")
@@ -96,7 +98,7 @@ class Server:
 def hello() -> dict[str, Any]:
     """The ``hello`` result: the impl adapter's capabilities and the table readers'."""
     probe = ImplAdapter(Path(tempfile.gettempdir()))
-    readers = ["read_table", "read_table_timestamp"]
+    readers = ["read_table", "read_table_timestamp", "log_cleanup_by_retention"]
     return {
         "protocol": PROTOCOL,
         "name": "deltaspec-impl",
@@ -115,6 +117,18 @@ def read_table(path: str, version: int | None, timestamp: int | None = None) -> 
         return ImplReader().read(Path(path), version)
     except ReadFailure as failure:
         return {"error": failure.kind, "message": str(failure)}
+
+
+def clean_up_expired_logs(path: str) -> Any:
+    """``clean_up_expired_logs``: the impl's own log cleanup by retention on the table at
+    ``path`` (log-vectors.md), ``null``, or ``{"error": KIND, "message"}``."""
+    from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
+
+    try:
+        ImplReader().clean_up_expired_logs(Path(path))
+    except ReadFailure as failure:
+        return {"error": failure.kind, "message": str(failure)}
+    return None
 
 
 def serve(source: TextIO, sink: TextIO) -> None:

@@ -8,13 +8,14 @@ pyarrow) and compares JSON.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import jsonschema
 import pyarrow as pa
@@ -59,6 +60,33 @@ def _read(reader: LogReader, root: Path, read: Json) -> Json:
 def _at(read: Json) -> Json:
     """Where a read looks, for its report entries: its version or its timestamp."""
     return {"timestamp": read["timestamp"]} if "timestamp" in read else {"version": read["version"]}
+
+
+class CleaningReader(LogReader, Protocol):
+    """A reader whose engine runs its own log cleanup by retention (RETENTION.LOG) on a table on
+    disk, as a writer that has just written the checkpoint ``_last_checkpoint`` names
+    (log-vectors.md, "The engine's log cleanup"; capability ``log_cleanup_by_retention``)."""
+
+    def clean_up_expired_logs(self, root: Path) -> None: ...
+
+
+class InterleavingReader(LogReader, Protocol):
+    """A reader that calls ``after_listing`` once, when its engine has listed ``_delta_log`` for
+    the load and before it opens a listed file (log-vectors.md, "A load interleaved with
+    another writer"; capability ``load_interleaving``)."""
+
+    def read_interleaved(
+        self, root: Path, version: int | None, after_listing: Callable[[], None]
+    ) -> Json: ...
+
+
+def declined(reader: LogReader, vector: LogVector) -> str | None:
+    """Why ``reader`` cannot be given ``vector`` (its capabilities), or None."""
+    if "clean_up_expired_logs" in vector.data and not hasattr(reader, "clean_up_expired_logs"):
+        return f"{reader.name} cannot run its own log cleanup (no log_cleanup_by_retention)"
+    if "after_listing" in vector.data and not hasattr(reader, "read_interleaved"):
+        return f"{reader.name} cannot be interleaved with a load (no load_interleaving)"
+    return None
 
 
 class LogVectorError(ValueError):
@@ -152,13 +180,17 @@ CHECKPOINT_SCHEMA = pa.schema([
 """The checkpoint Parquet schema of spec/log-vectors.md."""
 
 
-def write_log(root: Path, log: Json) -> None:
-    """Materialise a vector's ``log`` under ``root/_delta_log``."""
+def write_log(root: Path, log: Json, file_times: Json | None = None) -> None:
+    """Materialise a vector's ``log`` under ``root/_delta_log``: a file value is written, a null
+    deletes the name (``after_listing``); ``file_times`` (milliseconds) become the files'
+    modification times."""
     directory = root / "_delta_log"
     directory.mkdir(parents=True, exist_ok=True)
     for name, content in log.items():
         path = directory / name
-        if isinstance(content, dict) and "symlink" in content:
+        if content is None:
+            path.unlink(missing_ok=True)
+        elif isinstance(content, dict) and "symlink" in content:
             # PATH.NO_SYMLINKS: the content lives outside the table, the log name links to it
             outside = root.parent / "outside" / name
             outside.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +200,8 @@ def write_log(root: Path, log: Json) -> None:
             path.mkdir()  # PATH.REGULAR_FILES: a name listed like a file that is none
         else:
             _write_file(path, content)
+    for name, millis in (file_times or {}).items():
+        os.utime(directory / name, ns=(millis * 1_000_000, millis * 1_000_000))
 
 
 def _write_file(path: Path, content: Any) -> None:
@@ -227,18 +261,82 @@ def _comparable(got: Json, want: Json) -> Json:
     return {k: got[k] for k in want if k in got}
 
 
+def _clean_up(reader: LogReader, root: Path) -> tuple[Verdict, list[Json]]:
+    """The engine's own log cleanup (``clean_up_expired_logs``): a typed refusal is *wrong* (the
+    spec's cleanup deletes nothing rather than fail), a skip kind declines the vector."""
+    step = "clean_up_expired_logs"
+    try:
+        cast(CleaningReader, reader).clean_up_expired_logs(root)
+    except ReadFailure as failure:
+        if failure.kind in SKIP_KINDS:
+            why = str(failure).removeprefix(f"{failure.kind}: ")
+            return Verdict.SKIPPED, [{"step": step, "skipped": why}]
+        entry = {"step": step, "verdict": "wrong", "expected": None,
+                 "got": {"error": failure.kind}, "message": str(failure)[:500]}  # fmt: skip
+        return Verdict.WRONG, [entry]
+    return Verdict.PASS, []
+
+
+class _AfterListing:
+    """The ``after_listing`` change, applied once when the reader's engine has listed the log."""
+
+    def __init__(self, root: Path, change: Json) -> None:
+        self.root, self.change, self.applied = root, change, False
+
+    def __call__(self) -> None:
+        if not self.applied:
+            self.applied = True
+            write_log(self.root, self.change)
+
+
+def _interleaved(reader: LogReader, hook: _AfterListing) -> LogReader:
+    """``reader`` whose next version read is ``read_interleaved`` with ``hook``."""
+
+    class Once:
+        name = reader.name
+
+        def read(self, root: Path, version: int | None) -> Json:
+            interleaving = cast(InterleavingReader, reader)
+            return interleaving.read_interleaved(root, version, hook)
+
+    return Once()
+
+
 def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
+    why = declined(reader, vector)
+    if why is not None:
+        return CaseResult(vector.id, Verdict.SKIPPED, (why,), vector.rules)
     with tempfile.TemporaryDirectory(prefix="deltaspec-log-vector-") as scratch:
         root = Path(scratch) / "table"
-        write_log(root, vector.data["log"])
-        worst, failures, skipped = Verdict.PASS, [], []
-        for read in vector.data["reads"]:
+        write_log(root, vector.data["log"], vector.data.get("file_times"))
+        worst, failures, skipped = Verdict.PASS, list[Json](), list[Json]()
+        if vector.data.get("clean_up_expired_logs"):
+            worst, failures = _clean_up(reader, root)
+            if worst is Verdict.SKIPPED:
+                return CaseResult(vector.id, worst, (failures[0]["skipped"],), vector.rules)
+        hook = (
+            _AfterListing(root, vector.data["after_listing"])
+            if "after_listing" in vector.data
+            else None
+        )
+        for index, read in enumerate(vector.data["reads"]):
+            by = _interleaved(reader, hook) if hook is not None and index == 0 else reader
             try:
-                verdict, found = _judge_read(reader, root, read)
+                verdict, found = _judge_read(by, root, read)
             except Exception as error:  # a reader crash fails the vector
                 verdict = Verdict.ERROR
                 found = [{**_at(read), "verdict": "error",
                           "got": f"{type(error).__name__}: {error}"[:500]}]  # fmt: skip
+            if (
+                index == 0
+                and hook is not None
+                and not hook.applied
+                and verdict is not Verdict.SKIPPED
+            ):
+                # the reader read the log as it was before the change: the vector proves nothing
+                verdict = Verdict.ERROR
+                found = [{**_at(read), "verdict": "error",
+                          "got": f"{reader.name} never called after_listing"}]  # fmt: skip
             if verdict is Verdict.SKIPPED:
                 skipped += found
                 continue

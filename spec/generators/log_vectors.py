@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,12 @@ def lines(actions: list[Json]) -> list[str]:
     return [json.dumps(a, separators=(",", ":")) for a in actions]
 
 
-def vector(id_: str, description: str, rules: list[str], log: Json, reads: list[Json]) -> Json:
-    return {"id": id_, "description": description, "rules": rules, "log": log, "reads": reads}
+def vector(
+    id_: str, description: str, rules: list[str], log: Json, reads: list[Json], **more: Any
+) -> Json:
+    """A log vector; ``more``: ``file_times``, ``clean_up_expired_logs``, ``after_listing``."""
+    return {"id": id_, "description": description, "rules": rules, "log": log, **more,
+            "reads": reads}  # fmt: skip
 
 
 def snapshot(version: int, files: list[str], **more: Any) -> Json:
@@ -326,6 +331,7 @@ def snapshot_family() -> list[Json]:
         *path_vectors(),
         *special_file_vectors(),
         *checksum_vectors(),
+        *relist_vectors(),
     ]  # fmt: skip
 
 
@@ -554,6 +560,93 @@ def checkpoint_parts_vectors() -> list[Json]:
     ]  # fmt: skip
 
 
+TORN = {"text": "PAR1"}  # a Parquet file whose writer died after the magic bytes: no footer
+
+
+def verified_checkpoint_vectors() -> list[Json]:
+    """RETENTION.VERIFIED_CHECKPOINT: the engine's own log cleanup (RETENTION.LOG) meets a torn
+    checkpoint that _last_checkpoint names. Every file but the newest commit was written in the
+    first seconds of 1970 (expired under any retention), one second apart in name order (the
+    order cleanup adjusts times in, RETENTION.LOG); the newest keeps the time it is written."""
+
+    def old(names: Iterable[str]) -> Json:
+        return {n: 1000 * i for i, n in enumerate(sorted(names))}
+
+    rows2, rows3, rows4 = state_rows(2), state_rows(3), state_rows(4)
+    two = {
+        checkpoint_name(2): {"checkpoint": rows2},
+        checkpoint_name(4): TORN,
+        **commits(0, 1, 2, 3, 4, 5),
+        **hint(4, len(rows4)),
+    }
+    three = {checkpoint_name(3): TORN, **commits(0, 1, 2, 3), **hint(3, len(rows3))}
+    tomb = {"tombstones": ["a"]}
+    return [
+        vector(
+            "retention/verified-checkpoint/cleanup-passes-over-torn-checkpoint",
+            "Commits 0-4 and both checkpoints have expired; _last_checkpoint names the "
+            "checkpoint of version 4, which is torn (no Parquet footer), and the one of "
+            "version 2 is whole. The engine's own log cleanup must pass over the torn one and "
+            "keep the log from checkpoint 2 on: commits 0-1 go (version 1 is gone), versions 2 "
+            "and 3 still read. An engine that trusts the torn checkpoint deletes commits 2-3 "
+            "and checkpoint 2, the only readable copy of those versions.",
+            ["RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG", "CHECKPOINT.READ"],
+            two,
+            [{"version": 1, "error": "VERSION_NOT_FOUND"}, snapshot(2, LIVE[2], **tomb),
+             snapshot(3, LIVE[3], **tomb)],
+            file_times=old(n for n in two if n not in {name(5), "_last_checkpoint"}),
+            clean_up_expired_logs=True,
+        ),
+        vector(
+            "retention/verified-checkpoint/torn-only-checkpoint-deletes-nothing",
+            "Commits 0-3 have expired and the only checkpoint, of version 3 (named by "
+            "_last_checkpoint), is torn: no checkpoint reads back whole, so the engine's own "
+            "log cleanup deletes nothing and every version still reads from the commits. An "
+            "engine that trusts the torn checkpoint deletes commits 0-2.",
+            ["RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG"],
+            three,
+            [snapshot(0, LIVE[0]), snapshot(2, LIVE[2], **tomb)],
+            file_times=old(n for n in three if n != "_last_checkpoint"),
+            clean_up_expired_logs=True,
+        ),
+    ]  # fmt: skip
+
+
+def relist_vectors() -> list[Json]:
+    """SNAPSHOT.RELIST: between the reader's listing and its reads, another writer checkpoints
+    the table and cleans up the log (``after_listing``)."""
+    tomb = {"tombstones": ["a"]}
+    rows2, rows3, rows4 = state_rows(2), state_rows(3), state_rows(4)
+    return [
+        vector(
+            "snapshot/relist/cleanup-between-listing-and-reads",
+            "The reader lists commits 0-3 (no checkpoint, no _last_checkpoint); before it "
+            "opens any of them another writer writes the checkpoint of version 3 and "
+            "_last_checkpoint, and deletes commits 0-2. The reader finds the commits it "
+            "listed gone, lists again and loads version 3 from the checkpoint.",
+            ["SNAPSHOT.RELIST", "CHECKPOINT.READ"],
+            commits(0, 1, 2, 3),
+            [{"version": None, "expect": {"version": 3, "files": LIVE[3], **tomb}},
+             {"version": 1, "error": "VERSION_NOT_FOUND"}],
+            after_listing={checkpoint_name(3): {"checkpoint": rows3}, **hint(3, len(rows3)),
+                           name(0): None, name(1): None, name(2): None},
+        ),
+        vector(
+            "snapshot/relist/hinted-checkpoint-cleaned-up",
+            "_last_checkpoint names the checkpoint of version 2 and the reader lists from it "
+            "(checkpoint 2, commits 2-4); before it opens them another writer writes the "
+            "checkpoint of version 4 and _last_checkpoint, and deletes checkpoint 2 and "
+            "commits 2-3. The reader lists again and loads version 4 from checkpoint 4.",
+            ["SNAPSHOT.RELIST", "CHECKPOINT.LAST_CHECKPOINT"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4),
+             **hint(2, len(rows2))},
+            [{"version": None, "expect": {"version": 4, "files": LIVE[4], **tomb}}],
+            after_listing={checkpoint_name(4): {"checkpoint": rows4}, **hint(4, len(rows4)),
+                           checkpoint_name(2): None, name(2): None, name(3): None},
+        ),
+    ]  # fmt: skip
+
+
 def retention_family() -> list[Json]:
     week = {"delta.deletedFileRetentionDuration": "interval 1 week"}
     day = {"delta.setTransactionRetentionDuration": "interval 1 days"}
@@ -583,6 +676,7 @@ def retention_family() -> list[Json]:
             {name(0): create(txn("old", 2, 0), txn("undated", 3))},
             [snapshot(0, [], app_txns={"old": 2, "undated": 3})],
         ),
+        *verified_checkpoint_vectors(),
     ]  # fmt: skip
 
 

@@ -15,7 +15,8 @@ written as files, as spec/scenarios.md describes them (they are not validated).
 
 Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table`` (with
 ``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted), ``checksums``
-(the ``<v>.crc`` files delta-spark writes). Declined with
+(the ``<v>.crc`` files delta-spark writes), ``log_cleanup_by_retention`` (delta-spark's own
+``doLogCleanup`` on a table on disk). Declined with
 ``UNSUPPORTED`` (the vector is skipped): other releases than 4.4.0 (``profile``), a
 ``changes_data`` that differs from the operation's own flag, operation names with no
 ``DeltaOperations`` class here, and ``begin`` at version -1 of an existing table. There is no
@@ -45,7 +46,7 @@ PROTOCOL = "deltaspec-bridge/1"
 RELEASE = "4.4.0"
 CAPABILITIES = [
     "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup",
-    "checksums",
+    "checksums", "log_cleanup_by_retention",
 ]  # fmt: skip
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
@@ -767,6 +768,24 @@ class Bridge:
                 "message": (failure[1] + java_causes(error))[:2000],
             }
 
+    def clean_up_expired_logs(self, path: str) -> dict[str, Any] | None:
+        """delta-spark's own log cleanup, as its checkpoint path runs it after writing
+        ``_last_checkpoint``: ``doLogCleanup`` on the latest snapshot, with its clock."""
+        jvm = self.jvm
+        jvm.delta.DeltaLog.clearCache()
+        try:
+            log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
+            log.doLogCleanup(log.update(False, jvm.none(), jvm.none()), jvm.none())
+        except Exception as error:
+            failure = java_failure(error)
+            if failure is None:
+                raise
+            return {
+                "error": classify(failure[1], READ_ERRORS) or "CLEANUP_FAILED",
+                "message": (failure[1] + java_causes(error))[:2000],
+            }
+        return None
+
     def answer(self, method: str, params: dict[str, Any]) -> Any:
         if method == "hello":
             return {
@@ -780,6 +799,8 @@ class Bridge:
             return self.close()
         if method == "read_table":
             return self.read_table(params["path"], params.get("version"), params.get("timestamp"))
+        if method == "clean_up_expired_logs":
+            return self.clean_up_expired_logs(params["path"])
         if method in ("try_write", "resolve"):
             raise Unsupported("delta-spark's commit loop is not driven one attempt at a time")
         if method == "verify":

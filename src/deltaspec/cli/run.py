@@ -215,9 +215,11 @@ def _read_suite(
         results = fixtures.run_fixtures(reader, directory, expected_states=model_states,
                                         pinned=corpus.pinned, progress=progress)  # fmt: skip
     else:
+        # --only DIR: that directory's log vectors alone
+        extra = [] if options.include_spec else corpus.scenario_dirs
         vectors = [
             v
-            for v in (load_log_vectors() if options.include_spec else [])
+            for v in load_log_vectors(extra, include_spec=options.include_spec)
             if options.selection.matches(v.id, v.rules) and _for_profile(v, options)
         ]
         progress = suites.Progress("logs", len(vectors))
