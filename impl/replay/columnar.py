@@ -45,7 +45,8 @@ MIN_FAST_ADDS: Final = 64
 0.2 ms) is more than a small commit's per-line decoding costs."""
 
 _ADD_PREFIX: Final = b'{"add":{'
-_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+_LINE_ADD: Final = b"\n" + _ADD_PREFIX
+_SURROGATE_ESCAPE: Final = r"\\u[dD][89a-fA-F]"
 _BLOCK_BYTES: Final = 64 << 20
 _FALSE: Final = pa.scalar(False, pa.bool_())
 _ZERO: Final = pa.scalar(0, pa.int64())
@@ -111,10 +112,11 @@ def _same_key_order(lines: pa.Array, keys: list[str]) -> bool:
     return bool(pc.all(pc.match_substring_regex(lines, pattern)).as_py())
 
 
-def _read_adds(add_lines: list[bytes]) -> pa.Table | None:
-    """The add lines as FILES_SCHEMA rows, or None when the fast path cannot prove them equal to
-    the strict decoder's reading."""
-    keys = _partition_keys(add_lines[0])
+def _read_adds(block: pa.Buffer, first: bytes, rows: int) -> pa.Table | None:
+    """``block``, ``rows`` add lines separated by single newlines (``first`` the first one), as
+    FILES_SCHEMA rows, or None when the fast path cannot prove them equal to the strict
+    decoder's reading."""
+    keys = _partition_keys(first)
     if keys is None or any(json.dumps(key, ensure_ascii=False)[1:-1] != key for key in keys):
         return None
     add_type = pa.struct(
@@ -122,8 +124,8 @@ def _read_adds(add_lines: list[bytes]) -> pa.Table | None:
     )
     try:
         table = pa_json.read_json(
-            pa.BufferReader(b"\n".join(add_lines)),
-            read_options=pa_json.ReadOptions(block_size=_BLOCK_BYTES),
+            pa.BufferReader(block),
+            read_options=pa_json.ReadOptions(block_size=_BLOCK_BYTES, use_threads=False),
             parse_options=pa_json.ParseOptions(
                 explicit_schema=pa.schema([("add", add_type)]),
                 unexpected_field_behavior="error",
@@ -131,14 +133,20 @@ def _read_adds(add_lines: list[bytes]) -> pa.Table | None:
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows != len(add_lines):
+    if table.num_rows != rows:
         return None  # a line held more than one object
     adds = table.column("add").combine_chunks()
-    if len(keys) > 1:
-        texts = pa.array(add_lines, pa.binary()).cast(pa.string())
-        if not _same_key_order(texts, keys):
-            return None
+    if len(keys) > 1 and not _same_key_order(_lines(block), keys):
+        return None
     return _files_rows(adds, keys)
+
+
+def _lines(block: pa.Buffer) -> pa.Array:
+    """The lines of ``block`` (valid UTF-8) as a string array."""
+    whole = pa.Array.from_buffers(
+        pa.string(), 1, [None, pa.array([0, block.size], pa.int32()).buffers()[1], block]
+    )
+    return pc.split_pattern(whole, "\n").flatten()
 
 
 def _files_rows(adds: pa.StructArray, keys: list[str]) -> pa.Table | None:
@@ -214,19 +222,25 @@ def decode_columnar(
     """The commit ``data`` decoded for replay with its add lines as one Arrow table, or None when
     the fast path does not apply (fewer than ``min_adds`` add lines) or cannot prove its reading
     equal to the strict decoder's: the caller then decodes ``data`` strictly."""
-    if data.count(_ADD_PREFIX) < min_adds or b"\r" in data:
+    span = _add_span(data)
+    if (data.count(_ADD_PREFIX) if span is None else span[2]) < min_adds:
         return None
-    if (b"\\ud" in data or b"\\uD" in data) and _SURROGATE_ESCAPE.search(data) is not None:
+    if b"\r" in data or not _plain_utf8(data):
         return None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    lines = data.split(b"\n")
-    add_lines = [line for line in lines if line.startswith(_ADD_PREFIX)]
-    if len(add_lines) < min_adds:
-        return None
-    adds = _read_adds(add_lines)
+    if span is not None:
+        start, end, rows = span
+        first_end = data.find(b"\n", start, end)
+        first = data[start : end if first_end < 0 else first_end]
+        adds = _read_adds(pa.py_buffer(memoryview(data)[start:end]), first, rows)
+        head, tail = data[:start].split(b"\n"), data[end:].split(b"\n")
+        lines: list[bytes | int] = [*head, rows, *tail]
+    else:
+        split = data.split(b"\n")
+        add_lines = [line for line in split if line.startswith(_ADD_PREFIX)]
+        if len(add_lines) < min_adds:
+            return None
+        adds = _read_adds(pa.py_buffer(b"\n".join(add_lines)), add_lines[0], len(add_lines))
+        lines = [1 if line.startswith(_ADD_PREFIX) else line for line in split]
     if adds is None:
         return None
     entries: list[Action | int] = []
@@ -234,9 +248,9 @@ def decode_columnar(
     row = 0
     try:
         for line in lines:
-            if line.startswith(_ADD_PREFIX):
-                entries.append(row)
-                row += 1
+            if isinstance(line, int):  # that many add lines, the next rows of ``adds``
+                entries.extend(range(row, row + line))
+                row += line
             elif line and not line.isspace():
                 decoded = codec.decode_commit(line, table=table, version=version, file=file)
                 entries.extend(decoded)
@@ -248,3 +262,36 @@ def decode_columnar(
         replaced = iter(others)
         entries = [entry if isinstance(entry, int) else next(replaced) for entry in entries]
     return ColumnarCommit(entries, adds, adds.column("path").to_pylist())
+
+
+def _plain_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (Arrow's check, which refuses what Python's strict
+    ``decode`` refuses: overlong forms, surrogates, code points past U+10FFFF) without a
+    ``\\u`` escape of a surrogate (pyarrow and Python's ``json`` read a lone one differently)."""
+    whole = pa.Array.from_buffers(
+        pa.binary(),
+        1,
+        [None, pa.array([0, len(data)], pa.int32()).buffers()[1], pa.py_buffer(data)],
+    )
+    try:
+        whole.cast(pa.string())
+    except pa.ArrowInvalid:
+        return False
+    return not pc.any(pc.match_substring_regex(whole, _SURROGATE_ESCAPE)).as_py()
+
+
+def _add_span(data: bytes) -> tuple[int, int, int] | None:
+    """Where ``data``'s add lines are when they follow each other with no other line between
+    them: (start, end, number of lines), ``data[start:end]`` exactly those lines; None when
+    another line (or an empty one) falls between two add lines. A raw newline or an unescaped
+    quote cannot occur inside a JSON string, so every ``\\n{"add":{`` starts an add line."""
+    first = 0 if data.startswith(_ADD_PREFIX) else data.find(_LINE_ADD) + 1
+    if first == 0 and not data.startswith(_ADD_PREFIX):
+        return None
+    last = data.rfind(_LINE_ADD) + 1 or first
+    end = data.find(b"\n", last)
+    end = len(data) if end < 0 else end
+    rows = data.count(_LINE_ADD, first, end) + 1
+    if data.count(b"\n", first, end) + 1 != rows:
+        return None
+    return first, end, rows

@@ -247,6 +247,7 @@ def _read_slow(strings: pa.Array, layout: StatsLayout) -> pa.StructArray:
             TypeError,
             KeyError,
             InvalidOperation,
+            OverflowError,
             RecursionError,
             pa.ArrowException,
         ):

@@ -23,6 +23,7 @@ from deltaspec.impl.replay.columnar import ColumnarCommit, decode_columnar
 from deltaspec.impl.replay.commits import read_checked_commit, read_replay_commit, reconcile
 from deltaspec.impl.replay.file_checks import check_commit_actions
 from deltaspec.impl.replay.state import ReplayState
+from deltaspec.impl.replay.stats import parse_stats, stats_layout
 from deltaspec.impl.snapshot import DeltaLog
 
 TABLE = "/tmp/deltaspec-columnar-table"
@@ -36,6 +37,36 @@ _odd_paths = st.sampled_from(
 )
 _paths = st.integers(0, 19).flatmap(lambda i: _odd_paths if i == 19 else _safe_paths)
 _values = st.sampled_from(["1", "2", "", "a b", 'q"t', "é"])
+_STATS_SCHEMA = json.dumps(
+    {
+        "type": "struct",
+        "fields": [
+            {"name": "a", "type": "string", "nullable": True, "metadata": {}},
+            {"name": "n", "type": "long", "nullable": True, "metadata": {}},
+            {"name": "t", "type": "timestamp", "nullable": True, "metadata": {}},
+            {"name": "x", "type": "double", "nullable": True, "metadata": {}},
+        ],
+    }
+)
+_stat_values = {
+    "a": st.sampled_from(["é", 'q"t', "a\\b", "\u00e9", "", "z" * 40]),
+    "n": st.one_of(st.integers(-(2**63), 2**63 - 1), st.just(2**64), st.just(1.5)),
+    "t": st.sampled_from(["2026-01-02T03:04:05.123Z", "2026-01-02T03:04:05Z", "not a time"]),
+    "x": st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.just("NaN")),
+}
+_stats = st.builds(
+    lambda records, low, counts, raw: (
+        raw
+        or json.dumps(
+            {"numRecords": records, "minValues": low, "nullCount": counts}, separators=(",", ":")
+        )
+    ),
+    st.integers(0, 10**6),
+    st.fixed_dictionaries({}, optional=_stat_values),
+    st.fixed_dictionaries({}, optional={k: st.integers(0, 9) for k in _stat_values}),
+    st.sampled_from([None] * 8 + ["", "{", "[]", '{"numRecords":"x"}']),
+)
+"""``stats`` strings, mostly well-formed for :data:`_STATS_SCHEMA`, some out of range or torn."""
 
 
 @st.composite
@@ -56,7 +87,7 @@ def _adds(draw: st.DrawFn, keys: tuple[str, ...]) -> AddFile:
         draw(st.integers(0, 10**12)) if draw(st.integers(0, 19)) < 19 else -1,
         draw(st.integers(0, 2**40)),
         draw(st.booleans()),
-        draw(st.one_of(st.none(), st.just('{"numRecords":3,"minValues":{"a":"\\u00e9"}}'))),
+        draw(st.one_of(st.none(), _stats)),
         draw(st.sampled_from([None] * 6 + [{}, {"k": "v"}])),
         base_row_id=draw(st.one_of(st.none(), st.integers(0, 100))),
         clustering_provider=draw(st.sampled_from([None, None, "liquid"])),
@@ -90,7 +121,10 @@ def commits(draw: st.DrawFn) -> bytes:
     keys = tuple(draw(st.lists(st.sampled_from(["p", "q", "date"]), unique=True, max_size=3)))
     adds = _adds(keys)
     lines: list[bytes] = []
-    for action in draw(st.lists(st.one_of(adds, adds, adds, _others), min_size=1, max_size=12)):
+    actions = draw(st.lists(st.one_of(adds, adds, adds, _others), min_size=1, max_size=12))
+    if draw(st.booleans()):  # the usual bulk commit: other actions before and after the adds
+        actions.sort(key=lambda action: isinstance(action, AddFile) + 2 * draw(st.booleans()))
+    for action in actions:
         lines.append(codec.encode_action(action).encode())
         if draw(st.integers(0, 9)) == 0:
             lines.append(draw(st.sampled_from([b"", b"  ", b'{"future":{"a":1}}'])))
@@ -113,8 +147,10 @@ def _strict(data: bytes) -> list[Action] | DeltaError:
 def _replayed(actions: list[Action] | ColumnarCommit) -> dict[str, Any]:
     state = ReplayState()
     last = reconcile(state, [(1, NAME, actions)])
+    layout = stats_layout(Metadata("id", _STATS_SCHEMA, ()))
     return {
         "files": state.files.to_pylist(),
+        "stats": str(parse_stats(state.files.column("stats"), layout).to_pylist()),  # NaN == NaN
         "tombstones": state.tombstones.to_pylist(),
         "protocol": state.protocol,
         "last": None if last is None else [a for a in last if not isinstance(a, AddFile)],
@@ -202,3 +238,29 @@ def test_a_loaded_bulk_commit_is_the_strict_replay(tmp_path: Path) -> None:
     assert not isinstance(strict, DeltaError)
     assert snapshot.files_table().to_pylist() == _replayed(strict)["files"]
     assert snapshot.tombstones_table(0).num_rows == 30
+
+
+@pytest.mark.rules("ACTION.LINE_FORMAT")
+@pytest.mark.parametrize(
+    "odd",
+    [b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xc3"],
+    ids=["overlong-2", "overlong-3", "encoded-surrogate", "past-10ffff", "continuation", "torn"],
+)
+def test_bytes_python_refuses_as_utf8_decline_the_fast_path(odd: bytes) -> None:
+    data = _bulk_commit(100).replace(b'"path":"p=1/f1.parquet"', b'"path":"p=1/f1' + odd + b'"', 1)
+    assert isinstance(_strict(data), DeltaError)
+    assert decode_columnar(data, table=TABLE, version=1, file=NAME) is None
+
+
+@pytest.mark.rules("ACTION.LINE_FORMAT", "SNAPSHOT.RECONCILE")
+def test_other_lines_between_the_adds_still_take_the_fast_path() -> None:
+    data = _bulk_commit(200)  # a remove after every tenth add: the adds are not one span
+    lines = data.split(b"\n")
+    contiguous = b"\n".join(
+        [lines[0], *(line for line in lines if line.startswith(b'{"add"')), b""]
+    )
+    for commit in (data, contiguous):
+        fast = decode_columnar(commit, table=TABLE, version=1, file=NAME)
+        strict = _strict(commit)
+        assert fast is not None and not isinstance(strict, DeltaError)
+        assert _replayed(fast) == _replayed(strict)

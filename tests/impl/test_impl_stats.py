@@ -131,6 +131,7 @@ def test_fast_path_equals_row_path_and_the_json() -> None:
     [
         '{"numRecords":1,"minValues":{"d":"NaN"}}',  # quoted NaN, as Jackson writes it
         '{"numRecords":1,"minValues":{"b":300}}',  # out of range for a byte
+        '{"numRecords":18446744073709551616}',  # past 64 bits: pyarrow raises OverflowError
         '{"numRecords":1,"minValues":{"dt":"not a date"}}',
         "[1]",
         "not json",
