@@ -266,17 +266,14 @@ class ModelReader:
         state = Snapshot()
         for v, path in sorted(commits.items()):
             state = _apply_commit_file(state, v, path)
-        if (
-            state.metadata is None
-            or dict(state.metadata.configuration)
-            .get("delta.enableExpiredLogCleanup", "true")
-            .lower()
-            == "false"
+        metadata = state.metadata
+        if metadata is None or (
+            (metadata.property("delta.enableExpiredLogCleanup") or "true").lower() == "false"
         ):
             return
         times = [int(commits[v].stat().st_mtime * 1000) for v in sorted(commits)]
         now = int(time.time() * 1000)
-        doomed = expired_log_versions(times, usable[-1], now, state.metadata, usable[:-1])
+        doomed = expired_log_versions(times, usable[-1], now, metadata, usable[:-1])
         for path in sorted(log.iterdir()):
             found = _VERSIONED.match(path.name)
             if found and int(found[1]) in doomed:

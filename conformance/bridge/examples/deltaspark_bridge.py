@@ -235,6 +235,18 @@ def classify(text: str, table: tuple[tuple[str, str], ...]) -> str | None:
     return next((kind for marker, kind in table if marker.lower() in text.lower()), None)
 
 
+def read_error(error: Exception, fallback: str) -> dict[str, Any]:
+    """A Java failure of a table read or cleanup as a log-vectors.md error (``fallback`` when no
+    marker of READ_ERRORS matches); an error that is not Java's is raised again."""
+    failure = java_failure(error)
+    if failure is None:
+        raise error
+    return {
+        "error": classify(failure[1], READ_ERRORS) or fallback,
+        "message": (failure[1] + java_causes(error))[:2000],
+    }
+
+
 # --- actions as scenarios.md defaults them ----------------------------------------------------
 
 
@@ -760,13 +772,7 @@ class Bridge:
                 snapshot = log.getSnapshotAt(version, jvm.none(), jvm.none(), False)
             return snapshot_json(jvm, snapshot)
         except Exception as error:
-            failure = java_failure(error)
-            if failure is None:
-                raise
-            return {
-                "error": classify(failure[1], READ_ERRORS) or "READ_FAILED",
-                "message": (failure[1] + java_causes(error))[:2000],
-            }
+            return read_error(error, "READ_FAILED")
 
     def clean_up_expired_logs(self, path: str) -> dict[str, Any] | None:
         """delta-spark's own log cleanup, as its checkpoint path runs it after writing
@@ -777,13 +783,7 @@ class Bridge:
             log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
             log.doLogCleanup(log.update(False, jvm.none(), jvm.none()), jvm.none())
         except Exception as error:
-            failure = java_failure(error)
-            if failure is None:
-                raise
-            return {
-                "error": classify(failure[1], READ_ERRORS) or "CLEANUP_FAILED",
-                "message": (failure[1] + java_causes(error))[:2000],
-            }
+            return read_error(error, "CLEANUP_FAILED")
         return None
 
     def answer(self, method: str, params: dict[str, Any]) -> Any:
