@@ -143,10 +143,14 @@ def _read_adds(block: pa.Buffer, first: bytes, rows: int) -> pa.Table | None:
 
 def _lines(block: pa.Buffer) -> pa.Array:
     """The lines of ``block`` (valid UTF-8) as a string array."""
-    whole = pa.Array.from_buffers(
-        pa.string(), 1, [None, pa.array([0, block.size], pa.int32()).buffers()[1], block]
+    return pc.split_pattern(_one_value(pa.string(), block), "\n").flatten()
+
+
+def _one_value(kind: pa.DataType, data: pa.Buffer) -> pa.Array:
+    """A one-element ``kind`` (string or binary) array over ``data``, without copying it."""
+    return pa.Array.from_buffers(
+        kind, 1, [None, pa.array([0, data.size], pa.int32()).buffers()[1], data]
     )
-    return pc.split_pattern(whole, "\n").flatten()
 
 
 def _files_rows(adds: pa.StructArray, keys: list[str]) -> pa.Table | None:
@@ -268,11 +272,7 @@ def _plain_utf8(data: bytes) -> bool:
     """Whether ``data`` is valid UTF-8 (Arrow's check, which refuses what Python's strict
     ``decode`` refuses: overlong forms, surrogates, code points past U+10FFFF) without a
     ``\\u`` escape of a surrogate (pyarrow and Python's ``json`` read a lone one differently)."""
-    whole = pa.Array.from_buffers(
-        pa.binary(),
-        1,
-        [None, pa.array([0, len(data)], pa.int32()).buffers()[1], pa.py_buffer(data)],
-    )
+    whole = _one_value(pa.binary(), pa.py_buffer(data))
     try:
         whole.cast(pa.string())
     except pa.ArrowInvalid:
