@@ -144,7 +144,9 @@ def outcome_of(error: BaseException) -> Json | None:
         for known, kind in by_error_class.items():
             if error_class == known or error_class.startswith(known + "."):
                 return {"error": kind}
-    for name in names:
+    # only the exception's own class: a subclass of a broad class such as
+    # IllegalArgumentException (SparkNumberFormatException, say) is some other failure
+    for name in names[:1]:
         candidates = by_exception.get(name, [])
         if len(candidates) > 1:  # e.g. AssertionError: told apart by what changed twice
             candidates = [k for k in candidates if k.split("_")[0].lower() in message.lower()]
