@@ -53,7 +53,8 @@ def _normalised_json(value: Any) -> Any:
 
 def log_shape(root: str) -> list[dict[str, Any]]:
     """Per version: operation, parameters, action kinds with dataChange and partition values,
-    and the blind-append flag; metric names apart (see metric_names)."""
+    the blind-append flag and the table properties of a metaData; metric names apart (see
+    metric_names)."""
     shape = []
     log = Path(root) / "_delta_log"
     for commit in sorted(log.glob("*.json")):
@@ -90,6 +91,9 @@ def log_shape(root: str) -> list[dict[str, Any]]:
                 "files": files,
                 "others": others,
                 "isBlindAppend": info.get("isBlindAppend"),
+                "properties": [
+                    a["metaData"].get("configuration") for a in actions if "metaData" in a
+                ],
             }
         )
     return shape

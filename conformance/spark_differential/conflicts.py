@@ -118,6 +118,10 @@ class Case:
 
 
 _DELETE_A = ["p = 'a'", "id = 1"]
+_DELETE_A_SKIPPING = ["p = 'a'", "id = 1L"]
+"""As ``_DELETE_A`` with a bigint literal: the loser's conjuncts are analyzed, not optimized, and
+``id = 1`` analyzes to ``id = CAST(1 AS BIGINT)``, which data skipping does not use (a DELETE's
+optimized condition folds the cast)."""
 
 CONFLICTS: dict[str, Case] = {
     "delete vs append to its partition": Case(
@@ -145,6 +149,10 @@ CONFLICTS: dict[str, Case] = {
     "replaceWhere vs append to another partition": Case(
         "committed", _append((3, "b", "w")), _write(mode="overwrite", replaceWhere="p = 'a'"),
         ["p = 'a'"],
+    ),
+    "delete vs delete of a file its data skipping ruled out": Case(
+        "committed", _delete_winner("id = 3"), _delete("p = 'a' AND id = 1"),
+        _DELETE_A_SKIPPING, second_file=True,
     ),
     "compaction vs delete of a file it rewrites": Case(
         "ConcurrentDeleteReadException", _delete_winner("id = 3"), _compact, ["p = 'a'"],

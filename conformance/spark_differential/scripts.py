@@ -192,7 +192,17 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     forget_last_batch(checkpoint)  # batch 1 written, its completion lost
 
     run()
-    return {}
+    return {"txn versions": txn_versions(root)}
+
+
+def txn_versions(root: str) -> list[list[int]]:
+    """Per commit, the versions its SetTransaction actions set (their app ids are query ids,
+    which differ between runs)."""
+    out = []
+    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in commit.read_text().splitlines()]
+        out.append(sorted(a["txn"]["version"] for a in actions if "txn" in a))
+    return out
 
 
 _SKIPPING = "id long, ts timestamp, d double, n double, p string"
@@ -240,6 +250,97 @@ def data_skipping(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     ):
         table.delete(condition)
     return {"stats": rewrite_stats(root)}
+
+
+def skipping_without_stats(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """``delta.dataSkippingNumIndexedCols`` = 1: statistics for ``id`` only, so no file has a
+    null count for ``v``, and a DELETE by ``v IS NULL`` must read every file."""
+    first = e.write(_df(spark, [(1, "a", "x")])).mode("append")
+    first.option("delta.dataSkippingNumIndexedCols", "1").save(root)
+    e.write(_df(spark, [(2, "b", None), (3, "b", "z")])).mode("append").save(root)
+    e.table.forPath(spark, root).delete("v IS NULL")
+    return {}
+
+
+_FOREIGN_SCHEMA = {
+    "type": "struct",
+    "fields": [
+        {"name": name, "type": kind, "nullable": True, "metadata": {}}
+        for name, kind in (
+            ("id", "long"),
+            ("v", "string"),
+            ("p", "string"),
+            ("k", "integer"),
+            ("ts", "timestamp"),
+        )
+    ],
+}
+_FOREIGN_FILES = {
+    # partition values as another writer may put them (ACTION.PARTITION_VALUES): "" in a
+    # non-string column is null (in a string column delta-spark reads "" as a value: actions.md);
+    # ISO 8601 with "Z" or an offset (01:00+01:00 is midnight UTC)
+    "f0.parquet": (1, "empty", {"p": "e", "k": "", "ts": "2024-01-01T00:00:00.000000Z"}),
+    "f1.parquet": (2, "offset", {"p": "a", "k": "1", "ts": "2024-01-01T01:00:00.000000+01:00"}),
+    "f2.parquet": (3, "plain", {"p": "b", "k": "2", "ts": "2024-01-01T06:00:00.000000Z"}),
+}
+
+
+def write_foreign_table(root: str) -> None:
+    """Version 0 of a table another writer wrote: Parquet files by pyarrow and a commit by
+    hand, with the partition values of ``_FOREIGN_FILES``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    log = Path(root) / "_delta_log"
+    log.mkdir(parents=True)
+    metadata = {
+        "id": "foreign",
+        "format": {"provider": "parquet", "options": {}},
+        "schemaString": json.dumps(_FOREIGN_SCHEMA),
+        "partitionColumns": ["p", "k", "ts"],
+        "configuration": {},
+        "createdTime": 0,
+    }
+    info = {"timestamp": 0, "operation": "WRITE", "operationParameters": {"mode": "Append"}}
+    actions: list[dict[str, Any]] = [
+        {"commitInfo": info},
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+        {"metaData": metadata},
+    ]
+    for name, (key, value, partition) in _FOREIGN_FILES.items():
+        data = pa.table({"id": pa.array([key], pa.int64()), "v": pa.array([value])})
+        pq.write_table(data, Path(root) / name)
+        size = (Path(root) / name).stat().st_size
+        add = {"path": name, "partitionValues": partition, "size": size}
+        actions.append({"add": {**add, "modificationTime": 0, "dataChange": True}})
+    text = "".join(json.dumps(a) + "\n" for a in actions)
+    (log / "00000000000000000000.json").write_text(text)
+
+
+def manifest_entries(root: str) -> list[tuple[str, list[str]]]:
+    """The symlink manifest: per manifest file, its directory under ``_symlink_format_manifest``
+    and the names of the data files it lists (their absolute paths differ between roots)."""
+    base = Path(root) / "_symlink_format_manifest"
+    return sorted(
+        (str(m.parent.relative_to(base)), sorted(Path(line).name for line in m.read_text().split()))
+        for m in base.rglob("manifest")
+    )
+
+
+def foreign_partition_values(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """A table another writer wrote with an empty-string integer partition value and timestamp
+    partition values in UTC and with an offset: the rows read ("" is null, the offset is
+    converted), the symlink manifest (its directories keep the values as written, "" as
+    __HIVE_DEFAULT_PARTITION__) and a DELETE whose partition pruning must convert the offset.
+    No filter on the integer column: delta-spark 4.4 on Spark 4 casts "" to int in ANSI mode
+    and fails (CAST_INVALID_INPUT) where the protocol says null."""
+    write_foreign_table(root)
+    before = sorted(map(tuple, e.read(spark, root).collect()), key=repr)
+    table = e.table.forPath(spark, root)
+    table.generate("symlink_format_manifest")
+    manifest = manifest_entries(root)
+    table.delete("ts = TIMESTAMP'2024-01-01 00:00:00Z'")
+    return {"before": before, "manifest": manifest}
 
 
 _DV = "delta.enableDeletionVectors"
@@ -316,6 +417,8 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         time_travel,
         streaming,
         data_skipping,
+        skipping_without_stats,
+        foreign_partition_values,
         dv_delete,
         dv_update,
         dv_merge,

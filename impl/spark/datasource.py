@@ -25,6 +25,7 @@ Spark").
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -131,8 +132,12 @@ class _Reader(DataSourceReader):
                 version=snapshot.version,
             )
         self.root = snapshot.table_path
+        self.version = snapshot.version
         self.files = [f for _, f in sorted(snapshot.files.items())]
         self.schema = schema
+        fields = json.loads(snapshot.metadata.schema_string or '{"fields": []}')["fields"]
+        partitioned = set(snapshot.metadata.partition_columns)
+        self.partition_types = {f["name"]: f["type"] for f in fields if f["name"] in partitioned}
 
     def partitions(self) -> Sequence[InputPartition]:
         return [_File(add) for add in self.files]
@@ -146,7 +151,26 @@ class _Reader(DataSourceReader):
             gone = deleted_rows(Path(self.root), add.deletion_vector)
             keep = [i not in gone for i in range(data.num_rows)]
             data = data.filter(pa.array(keep, pa.bool_()))
-        yield from _conform(data, _arrow_schema(self.schema), add.partition_values).to_batches()
+        values = {
+            name: self._partition_value(add, name, kind)
+            for name, kind in self.partition_types.items()
+            if name in add.partition_values
+        }
+        yield from _conform(data, _arrow_schema(self.schema), values).to_batches()
+
+    def _partition_value(self, add: AddFile, name: str, kind: str) -> Any:
+        """The typed value of ``add``'s partition value of ``name`` (ACTION.PARTITION_VALUES:
+        ``""`` is null, a timestamp's offset is converted)."""
+        raw = add.partition_values[name]
+        try:
+            return codec.decode_partition_value(raw, kind)
+        except ValueError as error:
+            raise errors.CorruptLogError(
+                f"the partition value {raw!r} of column {name!r} is not a {kind}: {error}",
+                table=self.root,
+                version=self.version,
+                file=add.path,
+            ) from None
 
 
 def _arrow_schema(schema: StructType) -> pa.Schema:
@@ -156,16 +180,16 @@ def _arrow_schema(schema: StructType) -> pa.Schema:
 
 
 def _conform(
-    data: pa.Table, target: pa.Schema, constants: Mapping[str, str | None] | None = None
+    data: pa.Table, target: pa.Schema, constants: Mapping[str, Any] | None = None
 ) -> pa.Table:
-    """``data`` in ``target``'s columns and types: by name (case-insensitive), partition values
-    from ``constants``, a column the data lacks as nulls."""
+    """``data`` in ``target``'s columns and types: by name (case-insensitive), the typed
+    partition values of ``constants``, a column the data lacks as nulls."""
     by_lower = {n.lower(): n for n in data.column_names}
     columns = []
     for f in target:
         if constants is not None and f.name in constants:
             value = constants[f.name]
-            columns.append(pa.array([value] * data.num_rows, pa.string()).cast(f.type))
+            columns.append(pa.array([value] * data.num_rows, f.type))
         elif f.name.lower() in by_lower:
             columns.append(data.column(by_lower[f.name.lower()]).cast(f.type))
         else:

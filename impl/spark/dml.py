@@ -169,6 +169,11 @@ def delete(
         "numCopiedRows": str(_rows(kept)),
         "numDeletedRows": str(before - _rows(kept)),
     }
+    if metrics["numDeletedRows"] == "0" and metrics["numRemovedFiles"] != "0":
+        # files removed whose rows no stats count (a metadata-only delete of files without
+        # numRecords): delta-spark leaves the row metrics out rather than report 0 rows
+        for name in ("numDeletedRows", "numCopiedRows", "numAddedFiles"):
+            del metrics[name]
     parameters = {"predicate": read.predicate}
     return _commit(txn, "DELETE", parameters, metrics, removes, kept, before_commit)
 

@@ -15,6 +15,7 @@ from deltaspec.impl.spark.errors import (
     OverwriteSchemaWithDynamicPartitionOverwriteError,
     ReplaceWhereWithDynamicPartitionOverwriteError,
 )
+from deltaspec.impl.table.properties import canonical_key
 
 MODES = {"append": "Append", "overwrite": "Overwrite", "errorifexists": "ErrorIfExists",
          "error": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}  # fmt: skip
@@ -90,7 +91,9 @@ class WriteOptions:
                 True,
             ),
             table_properties={
-                key: str(v) for key, v in options.items() if key.lower().startswith("delta.")
+                canonical_key(key): str(v)
+                for key, v in options.items()
+                if key.lower().startswith("delta.")
             },
             parquet={_PASSTHROUGH[k]: str(v) for k, (_, v) in lowered.items() if k in _PASSTHROUGH},
         )

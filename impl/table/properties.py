@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_LOG_RETENTION",
     "ISOLATION_LEVELS",
     "TableProperties",
+    "canonical_key",
     "checkpoint_interval",
     "flag",
     "isolation_level",
@@ -148,6 +149,33 @@ _VALIDATORS: dict[str, Callable[[str], object]] = {
     "delta.enableDeletionVectors": _flag,
 }
 """Every ``delta.*`` key this implementation interprets, with its parser."""
+
+_DELTA_SPARK_KEYS = (
+    "appendOnly", "autoOptimize.autoCompact", "autoOptimize.optimizeWrite",
+    "checkpoint.writeStatsAsJson", "checkpoint.writeStatsAsStruct", "checkpointInterval",
+    "checkpointPolicy", "checkpointRetentionDuration", "columnMapping.maxColumnId",
+    "columnMapping.mode", "compatibility.symlinkFormatManifest.enabled",
+    "dataSkippingNumIndexedCols", "dataSkippingStatsColumns", "deletedFileRetentionDuration",
+    "enableChangeDataFeed", "enableDeletionVectors", "enableExpiredLogCleanup",
+    "enableInCommitTimestamps", "enableRowTracking", "enableTypeWidening",
+    "inCommitTimestampEnablementTimestamp", "inCommitTimestampEnablementVersion",
+    "isolationLevel", "logRetentionDuration", "minReaderVersion", "minWriterVersion",
+    "randomizeFilePrefixes", "randomPrefixLength", "setTransactionRetentionDuration",
+    "universalFormat.enabledFormats",
+)  # fmt: skip
+"""delta-spark's table properties (DeltaConfigs) this implementation may meet, in their
+canonical spelling without the ``delta.`` prefix."""
+_CANONICAL = {f"delta.{key}".lower(): f"delta.{key}" for key in _DELTA_SPARK_KEYS}
+
+
+def canonical_key(key: str) -> str:
+    """A table property's key as delta-spark stores it (TXN.TABLE_PROPERTIES): a known
+    ``delta.*`` key in its canonical case, whatever case it was given in (Spark lowercases
+    DataFrameWriter options), a ``delta.feature.*`` key lowercased, anything else as given."""
+    lowered = key.lower()
+    if lowered.startswith("delta.feature."):
+        return lowered
+    return _CANONICAL.get(lowered, key)
 
 
 def validate(
