@@ -448,6 +448,10 @@ class OracleMachine(RuleBasedStateMachine):
             *({"name": c, "type": t} for c, t in DATA_COLUMNS),
         ]
         configuration = {"delta.checkpointInterval": interval, **retention}
+        if any(getattr(a, "wall_clock", False) for a in self.adapters):
+            # an engine on the wall clock expires log files by its own time, the model by the
+            # steps' clock: the two can agree on no cleanup, so nobody cleans up (RETENTION.LOG)
+            configuration["delta.enableExpiredLogCleanup"] = "false"
         if level is not None:
             configuration["delta.isolationLevel"] = level
         release = tuple(int(part) for part in profile.split("."))

@@ -19,7 +19,6 @@ from deltaspec.conformance.harness.logvectors import load_log_vectors
 from deltaspec.conformance.harness.scenarios import Scenario, load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite
 from deltaspec.conformance.harness.verdicts import Verdict, apply_known, load_known_issues
-from deltaspec.conformance.oracle.differential import Divergence
 from deltaspec.rules import load_rules, verified_live
 
 SCENARIOS = {scenario.id: scenario for scenario in load_scenarios()}
@@ -128,13 +127,6 @@ def test_conflict_exceptions_map_to_the_kinds_of_spec_data(spark) -> None:
 
 @pytest.mark.spark
 @pytest.mark.rules("SNAPSHOT.REPLAY")
-@pytest.mark.xfail(
-    raises=Divergence,
-    strict=False,
-    reason="issue 18: the state machine's clock steps and log cleanup are not yet gated by the "
-    "adapter's capabilities; the deltaspark adapter keeps versions the model cleaned up "
-    "(begin at version 1 after cleanup: model VERSION_NOT_FOUND, deltaspark begins)",
-)
 def test_the_oracle_drives_model_impl_and_live_delta_spark_in_lockstep(spark) -> None:
     """Three parties after every step of random interleavings: the model, our impl and the
     engine (the impl joins as a second adapter)."""
