@@ -192,11 +192,11 @@ CONFLICTS: tuple[Mutant, ...] = (
        "predicates:matches",
        "pc.fill_null(truth, False)", "pc.fill_null(truth, True)", "vectors", "vectors"),
     _m("typed-empty-string-is-value", 'an empty partition value compares as "" instead of null',
-       "predicates:typed", 'if raw is None or raw == "":', "if raw is None:", SURVIVES, "spark"),
+       "predicates:typed", 'if raw is None or raw == "":', "if raw is None:", "vectors", "vectors"),
     _m("typed-timestamp-zone-dropped", "a timestamp literal's zone is dropped, not converted "
        "to UTC", "predicates:_timestamp",
        "return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value",
-       "return value.replace(tzinfo=None)", SURVIVES, "spark"),
+       "return value.replace(tzinfo=None)", "vectors", "vectors"),
 )  # fmt: skip
 
 TRANSACTION: tuple[Mutant, ...] = (
@@ -457,13 +457,12 @@ CODEC: tuple[Mutant, ...] = (
     _m("partition-directory-empty-string", "an empty partition value gets its own directory",
        "codec.paths:partition_directory",
        "if value else HIVE_DEFAULT_PARTITION", "if value is not None else HIVE_DEFAULT_PARTITION",
-       SURVIVES, "spark"),
+       "spark"),
     _m("partition-empty-string-not-null", 'a "" partition value is read as a value, not null',
-       "ACTION.PARTITION_VALUES", 'if raw is None or raw == "":', "if raw is None:",
-       SURVIVES, "spark"),
+       "ACTION.PARTITION_VALUES", 'if raw is None or raw == "":', "if raw is None:", "spark"),
     _m("partition-timestamp-offset-sign", "a timestamp partition value's zone offset is added, "
        "not subtracted", "codec.partition_values:_decode_timestamp",
-       "return (moment - sign * offset)", "return (moment + sign * offset)", SURVIVES, "spark"),
+       "return (moment - sign * offset)", "return (moment + sign * offset)", "spark"),
     _m("stats-nan-unquoted", "NaN and infinities are written unquoted into stats",
        "codec.stats:_stats_value",
        "return f'\"{text}\"' if not math.isfinite(value) else text", "return text",
@@ -484,7 +483,7 @@ SPARK: tuple[Mutant, ...] = (
            "value += dt.timedelta(milliseconds=1)", "pass", "spark"),
     _spark("skipping-missing-null-count", "IS NULL skips a file whose nullCount is unknown",
            "spark.skipping:_rules_out", "return bool(nulls == 0)",
-           "return nulls is None or nulls == 0"),
+           "return nulls is None or nulls == 0", "spark"),
     _spark("condition-literal-left-not-flipped", "'5 < x' is translated as 'x < 5'",
            "spark.conditions:_translate",
            "left, right, op = right, left, _FLIPPED[op]", "left, right = right, left", "spark"),
@@ -510,7 +509,7 @@ SPARK: tuple[Mutant, ...] = (
     _spark("dml-reads-ignore-data-skipping", "DML records the partition-pruned files as read, "
            "not the data-skipped ones", "TXN.READ_FILES",
            "return txn.filter_files(filters, data_skipped=[f.path for f in chosen])",
-           "return txn.filter_files(filters)"),
+           "return txn.filter_files(filters)", "spark"),
     _spark("unconditional-dml-read-not-recorded", "DELETE/UPDATE without a condition records "
            "no read", "spark.dml:_read",
            'return _Read("[]", None, txn.filter_files())',
@@ -543,15 +542,15 @@ SPARK: tuple[Mutant, ...] = (
            "SetTransaction(opts.txn_app_id, opts.txn_version, None)", "spark"),
     _spark("stream-batch-version-off-by-one", "foreachBatch writes batch n as txnVersion n + 1",
            "spark.streaming:idempotent_writer",
-           "txnVersion=batch_id,", "txnVersion=batch_id + 1,"),
+           "txnVersion=batch_id,", "txnVersion=batch_id + 1,", "spark"),
     _spark("dv-old-rows-dropped", "a new deletion vector forgets the rows the file's old vector "
            "marked", "DV.WRITE",
            "union = {f.path: old[f.path] | marked[f.path] for f in hit}",
-           "union = {f.path: set(marked[f.path]) for f in hit}"),
+           "union = {f.path: set(marked[f.path]) for f in hit}", "spark"),
     _spark("dv-emptied-file-kept", "a file whose every row is deleted is kept with a full "
            "deletion vector instead of removed", "DV.WRITE",
            "len(union[f.path]) >= (stats.num_records(f.stats) or 0)",
-           "len(union[f.path]) > (stats.num_records(f.stats) or 0)"),
+           "len(union[f.path]) > (stats.num_records(f.stats) or 0)", "spark"),
 )  # fmt: skip
 
 CATALOG: tuple[Mutant, ...] = (
