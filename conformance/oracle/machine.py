@@ -83,6 +83,15 @@ PROTOCOLS: tuple[Json, ...] = (
     {"minReaderVersion": 1, "minWriterVersion": 3},
     {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["appendOnly"]},
 )
+V2_CHECKPOINT_PROTOCOL: Json = {
+    "minReaderVersion": 3,
+    "minWriterVersion": 7,
+    "readerFeatures": ["v2Checkpoint"],
+    "writerFeatures": ["v2Checkpoint", "domainMetadata"],
+}
+CHECKPOINT_POLICIES = ("classic", "classic", "v2")
+"""``delta.checkpointPolicy`` of a new table: v2 (a top-level file with sidecars) on releases
+from 4.0, with the protocol that supports it; classic otherwise."""
 PROPERTY_CHANGES: tuple[tuple[str, str | None], ...] = (
     ("delta.isolationLevel", "WriteSerializable"),
     ("delta.isolationLevel", "Serializable"),
@@ -428,6 +437,7 @@ class OracleMachine(RuleBasedStateMachine):
         attempts=st.sampled_from((None, None, None, 1, 0)),
         swarm=st.sampled_from(SWARMS),
         retention=st.sampled_from(RETENTIONS),
+        policy=st.sampled_from(CHECKPOINT_POLICIES),
     )
     def create_table(
         self,
@@ -438,6 +448,7 @@ class OracleMachine(RuleBasedStateMachine):
         attempts: int | None,
         swarm: Sequence[str],
         retention: dict[str, str],
+        policy: str,
     ) -> None:
         self.shape = shape
         self.swarm = ["append", *swarm]
@@ -456,6 +467,9 @@ class OracleMachine(RuleBasedStateMachine):
             configuration["delta.isolationLevel"] = level
         release = tuple(int(part) for part in profile.split("."))
         protocol = PROTOCOLS[1] if release >= (3, 0, 0) else PROTOCOLS[0]
+        if policy == "v2" and release >= (4, 0, 0):
+            protocol = V2_CHECKPOINT_PROTOCOL  # CHECKPOINT.V2_WRITE
+            configuration["delta.checkpointPolicy"] = "v2"
         metadata = {
             "schema": columns,
             "partitionColumns": [c for c, _, _ in SHAPES[shape]],
