@@ -25,7 +25,6 @@ Spark").
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
@@ -51,6 +50,7 @@ from pyspark.sql.types import StructType
 from deltaspec.impl import codec, errors, history
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.deletion_vectors import deleted_rows
+from deltaspec.impl.predicates import PartitionSchema
 from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.impl.spark import conditions, files, partition_sql, rewrite, stats
 from deltaspec.impl.spark import schema as schemas
@@ -135,9 +135,7 @@ class _Reader(DataSourceReader):
         self.version = snapshot.version
         self.files = [f for _, f in sorted(snapshot.files.items())]
         self.schema = schema
-        fields = json.loads(snapshot.metadata.schema_string or '{"fields": []}')["fields"]
-        partitioned = set(snapshot.metadata.partition_columns)
-        self.partition_types = {f["name"]: f["type"] for f in fields if f["name"] in partitioned}
+        self.partition_schema = PartitionSchema.of(snapshot.metadata).columns
 
     def partitions(self) -> Sequence[InputPartition]:
         return [_File(add) for add in self.files]
@@ -152,9 +150,9 @@ class _Reader(DataSourceReader):
             keep = [i not in gone for i in range(data.num_rows)]
             data = data.filter(pa.array(keep, pa.bool_()))
         values = {
-            name: self._partition_value(add, name, kind)
-            for name, kind in self.partition_types.items()
-            if name in add.partition_values
+            name: self._partition_value(add, key, kind)
+            for name, kind, key in self.partition_schema
+            if key in add.partition_values
         }
         yield from _conform(data, _arrow_schema(self.schema), values).to_batches()
 

@@ -672,14 +672,17 @@ def test_delta_spark_keys_spellings_of_one_file_as_the_spec_says(
     spark.conf.set("spark.databricks.delta.snapshotPartitions", "50")
     engine = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(root))
     found = {}
-    for version in range(1, len(spellings) + 1):
-        state = engine.getSnapshotAt(version, jvm.scala.Option.empty(), jvm.scala.Option.empty(),
-                                     False)  # fmt: skip
-        found[version] = sorted(r[0] for r in DataFrame(state.allFiles().toDF(), spark).collect())
-    if previous is None:
-        spark.conf.unset("spark.databricks.delta.snapshotPartitions")
-    else:
-        spark.conf.set("spark.databricks.delta.snapshotPartitions", previous)
+    try:
+        for version in range(1, len(spellings) + 1):
+            state = engine.getSnapshotAt(version, jvm.scala.Option.empty(),
+                                         jvm.scala.Option.empty(), False)  # fmt: skip
+            files = DataFrame(state.allFiles().toDF(), spark).collect()
+            found[version] = sorted(r[0] for r in files)
+    finally:  # the worker's session serves later tests
+        if previous is None:
+            spark.conf.unset("spark.databricks.delta.snapshotPartitions")
+        else:
+            spark.conf.set("spark.databricks.delta.snapshotPartitions", previous)
     for version in range(1, len(spellings) + 1):
         theirs = found[version]
         ours = sorted(path for path, _ in DeltaLog(str(root)).snapshot(version).files)
