@@ -195,14 +195,21 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     return {"txn versions": txn_versions(root)}
 
 
+def commit_actions(root: str) -> list[list[dict[str, Any]]]:
+    """The actions of each commit file of ``root``, in version order."""
+    return [
+        [json.loads(line) for line in commit.read_text().splitlines()]
+        for commit in sorted((Path(root) / "_delta_log").glob("*.json"))
+    ]
+
+
 def txn_versions(root: str) -> list[list[int]]:
     """Per commit, the versions its SetTransaction actions set (their app ids are query ids,
     which differ between runs)."""
-    out = []
-    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines()]
-        out.append(sorted(a["txn"]["version"] for a in actions if "txn" in a))
-    return out
+    return [
+        sorted(a["txn"]["version"] for a in actions if "txn" in a)
+        for actions in commit_actions(root)
+    ]
 
 
 _SKIPPING = "id long, ts timestamp, d double, n double, p string"
@@ -215,8 +222,7 @@ def rewrite_stats(root: str) -> list[list[str]]:
     ``format("deltaspec")`` are left out: they write no float bounds (Parquet footers may leave
     NaN out of them), where delta-spark writes them."""
     out = []
-    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    for actions in commit_actions(root):
         info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
         if info.get("operation") == "DELETE":
             stats = [a["add"]["stats"] for a in actions if "add" in a]
@@ -350,8 +356,8 @@ def deletion_vectors_seen(root: str) -> list[list[tuple[str, str, int]]]:
     """Per commit, the deletion vectors its adds carry: (path, storage type, cardinality), the
     part of DV.WRITE both engines must agree on (ids and offsets differ by design)."""
     seen = []
-    for commit in sorted((Path(root) / "_delta_log").glob("*.json")):
-        adds = [json.loads(line).get("add") for line in commit.read_text().splitlines()]
+    for actions in commit_actions(root):
+        adds = [a.get("add") for a in actions]
         vectors = [(a["path"], a["deletionVector"]) for a in adds if a and a.get("deletionVector")]
         seen.append(sorted((p, v["storageType"], v["cardinality"]) for p, v in vectors))
     return seen
