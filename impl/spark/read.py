@@ -13,6 +13,7 @@ import re
 import zoneinfo
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,6 +31,8 @@ FILE_COLUMN = "__deltaspec_file"
 ROW_INDEX_COLUMN = "__deltaspec_row_index"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _GLOB = re.compile(r"([\\*?\[\]{}])")
+_FILE_SCHEME = re.compile(r"^file:(//)?")
+_LOCAL_URI = re.compile(r"^file:///")
 
 
 def table_schema(snapshot: Snapshot) -> StructType:
@@ -54,10 +57,17 @@ def file_path(root: str, add: AddFile) -> str:
     return os.path.normpath(os.path.join(root, path))
 
 
-def _spark_file_key() -> Column:
-    """The local path of the file a row came from, decoded from Spark's file URI."""
+def _spark_file_keys(data: DataFrame, paths: Sequence[str]) -> tuple[Column, dict[str, str]]:
+    """The key of the file a row came from, and each of ``paths``' key: Spark's own file URI
+    (``_metadata.file_path``), taken from ``inputFiles`` (which spells ``file:/x`` as
+    ``file:///x``) and decoded once per file here rather than once per row. Should a path not
+    be among the decoded URIs, every row's URI is decoded instead."""
+    listed = data.inputFiles()
+    uris = {_FILE_SCHEME.sub("", unquote(u)): _LOCAL_URI.sub("file:/", u) for u in listed}
+    if all(p in uris for p in paths):
+        return F.col("_metadata.file_path"), {p: uris[p] for p in paths}
     uri = F.replace(F.col("_metadata.file_path"), F.lit("+"), F.lit("%2B"))
-    return F.regexp_replace(F.url_decode(uri), r"^file:(//)?", "")
+    return F.regexp_replace(F.url_decode(uri), _FILE_SCHEME.pattern, ""), {p: p for p in paths}
 
 
 def scan(
@@ -89,17 +99,18 @@ def scan(
     with_dv = [(path, add) for path, add in zip(paths, chosen, strict=True) if add.deletion_vector]
     if not partition_columns and not with_file and not with_row_index and not with_dv:
         return data.select(*names)
-    data = data.withColumn("__key", _spark_file_key())
+    key, keys = _spark_file_keys(data, paths)
+    data = data.withColumn("__key", key)
     if with_row_index:
         data = data.withColumn(ROW_INDEX_COLUMN, F.col("_metadata.row_index"))
     if with_dv:
-        data = _drop_deleted_rows(spark, root, data, with_dv)
+        data = _drop_deleted_rows(spark, root, data, [(keys[p], add) for p, add in with_dv])
     mapping_schema = StructType(
         [StructField("__key", StringType()), StructField(FILE_COLUMN, StringType())]
         + [StructField(f"__p{i}", StringType()) for i in range(len(partition_columns))]
     )
     rows = [
-        (path, add.path, *(add.partition_values.get(c) for c in partition_columns))
+        (keys[path], add.path, *(add.partition_values.get(c) for c in partition_columns))
         for path, add in zip(paths, chosen, strict=True)
     ]
     types = {f.name: f.dataType for f in full.fields}
@@ -108,7 +119,9 @@ def scan(
         FILE_COLUMN,
         *(F.col(f"__p{i}").cast(types[c]).alias(c) for i, c in enumerate(partition_columns)),
     )
-    joined = data.join(F.broadcast(mapping), "__key")
+    joined = data.join(F.broadcast(mapping), "__key", "left")
+    unkeyed = F.raise_error(F.lit(f"a row of a file not read from the log of {root}"))
+    joined = joined.where(F.when(F.col(FILE_COLUMN).isNull(), unkeyed).otherwise(F.lit(True)))
     columns = [*names, *([FILE_COLUMN] if with_file else [])]
     return joined.select(*columns, *([ROW_INDEX_COLUMN] if with_row_index else []))
 
@@ -116,10 +129,11 @@ def scan(
 def _drop_deleted_rows(
     spark: SparkSession, root: str, data: DataFrame, files: Sequence[tuple[str, AddFile]]
 ) -> DataFrame:
-    """Deletion vectors applied: rows whose index in their file a DV marks are left out."""
+    """Deletion vectors applied: rows whose index in their file a DV marks are left out
+    (``files``: each file's key and its add)."""
     deleted = [
-        (path, index)
-        for path, add in files
+        (key, index)
+        for key, add in files
         if add.deletion_vector is not None
         for index in sorted(deleted_rows(Path(root), add.deletion_vector))
     ]
