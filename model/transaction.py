@@ -128,15 +128,17 @@ def filter_files(
 
 def track_read_predicate(txn: Transaction, predicate: Predicate) -> Transaction:
     """TXN.READ_PREDICATES: a partition predicate recorded without files (e.g. dynamic partition
-    overwrite)."""
-    reads = replace(txn.reads, predicates=(*txn.reads.predicates, predicate))
-    return replace(txn, reads=reads)
+    overwrite); before v0.5 a read of the table all the same (TXN.DEPENDS_ON_FILES)."""
+    predicates = (*txn.reads.predicates, predicate)
+    return replace(txn, reads=replace(txn.reads, predicates=predicates, depends_on_files=True))
 
 
 def track_files_read(txn: Transaction, paths: Iterable[str]) -> Transaction:
-    """TXN.READ_FILES: files recorded without a predicate."""
+    """TXN.READ_FILES: files recorded without a predicate; before v0.5 a read of the table all
+    the same (TXN.DEPENDS_ON_FILES)."""
     read = tuple(f for p in paths if (f := txn.read_snapshot.file_by_path(p)) is not None)
-    return replace(txn, reads=replace(txn.reads, files=(*txn.reads.files, *read)))
+    files = (*txn.reads.files, *read)
+    return replace(txn, reads=replace(txn.reads, files=files, depends_on_files=True))
 
 
 @rule("TXN.READ_WHOLE_TABLE")

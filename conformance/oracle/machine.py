@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -144,6 +144,9 @@ SWARMS: tuple[tuple[str, ...], ...] = (
 that even a short run meets every kind of writer."""
 
 
+SEED = 1
+
+
 @dataclass(frozen=True)
 class OracleProfile:
     """How long the oracle explores: Hypothesis settings for the state machine."""
@@ -153,6 +156,9 @@ class OracleProfile:
     steps: int
     derandomize: bool
     shrink: bool = True
+    seed: int | None = None
+    """A derandomized profile's fixed seed: without one Hypothesis derives it from the machine's
+    source text, so any edit of this module would change the examples the ci profile runs."""
 
     def settings(self) -> settings:
         phases = tuple(p for p in Phase if self.shrink or p not in (Phase.shrink, Phase.explain))
@@ -169,7 +175,7 @@ class OracleProfile:
 
 
 ORACLE_PROFILES = {
-    "ci": OracleProfile("ci", max_examples=60, steps=40, derandomize=True),
+    "ci": OracleProfile("ci", max_examples=60, steps=40, derandomize=True, seed=SEED),
     "deep": OracleProfile("deep", max_examples=5_000, steps=80, derandomize=False),
 }
 
@@ -675,7 +681,10 @@ def run_oracle(
     races = race_put_if_absent(store_factory, rounds=200) if store_factory else 0
     tally = Tally()
     try:
-        run_state_machine_as_test(machine_for(factories, tally), settings=profile.settings())
+        machine = machine_for(factories, tally)
+        if profile.seed is not None:
+            machine = seed(profile.seed)(machine)
+        run_state_machine_as_test(machine, settings=profile.settings())
     except Divergence as divergence:
         if regressions is not None:
             divergence.write(regressions)

@@ -179,13 +179,17 @@ class OptimisticTransaction:
         return scanned
 
     def track_read_predicate(self, predicate: predicates.Expr) -> None:
-        """TXN.READ_PREDICATES: a predicate read without files (dynamic partition overwrite)."""
+        """TXN.READ_PREDICATES: a predicate read without files (dynamic partition overwrite);
+        before v0.5 a read of the table all the same (TXN.DEPENDS_ON_FILES)."""
         self._predicates.append(predicate)
+        self._depends_on_files = True
 
     def track_files_read(self, paths: Iterable[str]) -> None:
-        """TXN.READ_FILES: files read without a predicate."""
+        """TXN.READ_FILES: files read without a predicate; before v0.5 a read of the table all
+        the same (TXN.DEPENDS_ON_FILES)."""
         by_path = {f.path: f for f in self._live_files()}
         self._files.update((p, by_path[p]) for p in paths if p in by_path)
+        self._depends_on_files = True
 
     @rule("TXN.READ_WHOLE_TABLE")
     def read_whole_table(self) -> None:
