@@ -87,6 +87,7 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
     ("TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
     ("URISyntaxException", "UNSAFE_PATH"),  # PATH.DATA_FILE: java.net.URI refuses the path
     ("VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
+    ("TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),  # no start: commits before are gone
     ("STATE_RECOVER", "MISSING_PROTOCOL_OR_METADATA"),
     ("UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
     ("TABLE_FEATURES", "UNSUPPORTED_FEATURE"),
@@ -772,7 +773,15 @@ class Bridge:
             elif not any((Path(path) / "_delta_log").glob("*")):
                 return {"error": "TABLE_NOT_FOUND", "message": f"no _delta_log at {path}"}
             else:
-                snapshot = log.getSnapshotAt(version, jvm.none(), jvm.none(), False)
+                try:
+                    snapshot = log.getSnapshotAt(version, jvm.none(), jvm.none(), False)
+                except Exception as error:
+                    failed = read_error(error, "READ_FAILED")
+                    if "TRUNCATED_TRANSACTION_LOG" in failed["message"]:
+                        # the latest loaded: only this version's commits are gone, as delta-spark's
+                        # own time travel says (DELTA_VERSION_NOT_FOUND)
+                        failed["error"] = "VERSION_NOT_FOUND"
+                    return failed
             return snapshot_json(jvm, snapshot)
         except Exception as error:
             return read_error(error, "READ_FAILED")
