@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.base import Adapter, Capability, Json, TableSetup, WriterSpec
+from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup, WriterSpec
 from deltaspec.conformance.adapters.model import ModelAdapter
 from deltaspec.conformance.isolation import checker as isolation
 from deltaspec.model import machine as m
@@ -170,12 +170,9 @@ class Differential:
 
     def _agree(self, what: str, reference: Any, results: Sequence[Any]) -> None:
         for adapter, result in zip(self.adapters, results, strict=True):
-            self._agree_one(what, reference, adapter, result)
-
-    def _agree_one(self, what: str, reference: Any, adapter: Adapter, result: Any) -> None:
-        ignored = WALL_CLOCK_FIELDS if getattr(adapter, "wall_clock", False) else ()
-        if _without(result, ignored) != _without(reference, ignored):
-            raise self.fail(f"{what}: model {reference!r} but {adapter.name} {result!r}")
+            ignored = WALL_CLOCK_FIELDS if getattr(adapter, "wall_clock", False) else ()
+            if _without(result, ignored) != _without(reference, ignored):
+                raise self.fail(f"{what}: model {reference!r} but {adapter.name} {result!r}")
 
     def begin(self, writer: str, spec: Json, version: int | None = None) -> Json | None:
         """Begin ``writer`` with its reads and actions (a scenario writer object)."""
@@ -262,11 +259,11 @@ class Differential:
         return reference
 
     def compare_checkpoints(self) -> None:
-        """The checkpointed versions agree, on the adapters that declare checkpoints."""
-        reference = self.model.checkpoints()
-        for adapter in self.adapters:
-            if Capability.CHECKPOINT in adapter.capabilities:
-                self._agree_one("checkpointed versions", reference, adapter, adapter.checkpoints())
+        self._agree(
+            "checkpointed versions",
+            self.model.checkpoints(),
+            [a.checkpoints() for a in self.adapters],
+        )
 
     def history(self) -> isolation.History:
         """The committed history with each transaction's read set, from the model."""

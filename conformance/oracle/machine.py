@@ -43,7 +43,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from deltaspec.conformance.adapters.base import Adapter, Capability, Json, TableSetup
+from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup
 from deltaspec.conformance.oracle.differential import Differential, Divergence
 from deltaspec.model.actions import AddFile, as_dict
 from deltaspec.model.predicates import parse
@@ -415,11 +415,6 @@ class OracleMachine(RuleBasedStateMachine):
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="deltaspec-oracle-"))
         self.adapters = [f(self.root / f"t{i}") for i, f in enumerate(self.factories)]
-        declared = [a.capabilities for a in self.adapters]
-        self.capabilities = frozenset(Capability).intersection(*declared)
-        """What every adapter declares: steps beyond it are not taken (an engine without
-        time travel begins at the latest version, one without checkpoints is never asked to
-        take one)."""
         self.diff: Differential | None = None
         self.shape = "p"
         self.swarm = list(INTENTS)
@@ -501,10 +496,7 @@ class OracleMachine(RuleBasedStateMachine):
         """After the clock moves, a writer reads the latest version or, as a slow writer, an
         older one (possibly one log cleanup deleted)."""
         self.d.advance(data.draw(st.sampled_from(CLOCK_STEPS), label="clock"))
-        version = None
-        if Capability.TIME_TRAVEL in self.capabilities:
-            older = st.one_of(st.none(), st.integers(0, self.latest))
-            version = data.draw(older, label="version")
+        version = data.draw(st.one_of(st.none(), st.integers(0, self.latest)), label="version")
         snapshot = self.d.model.machine.log.snapshot(version)
         assert snapshot is not None
         intent = data.draw(st.sampled_from(self.swarm), label="intent")
@@ -551,17 +543,10 @@ class OracleMachine(RuleBasedStateMachine):
         follows), read a version back by number or by timestamp, or VACUUM."""
         self.d.advance(data.draw(st.sampled_from(CLOCK_STEPS), label="clock"))
         latest = self.latest
-        tasks: tuple[str, ...] = MAINTENANCE
-        version: int | None = None
-        if Capability.TIME_TRAVEL in self.capabilities:
-            version = data.draw(st.one_of(st.just(latest), st.integers(0, latest)), label="version")
-        else:
-            tasks = tuple(t for t in tasks if t != "timestamp")
-        if Capability.CHECKPOINT not in self.capabilities:
-            tasks = tuple(t for t in tasks if t != "checkpoint")
-        task = data.draw(st.sampled_from(tasks), label="task")
+        version = data.draw(st.one_of(st.just(latest), st.integers(0, latest)), label="version")
+        task = data.draw(st.sampled_from(MAINTENANCE), label="task")
         if task == "checkpoint":
-            if version is None or version < self.d.model.log_start:
+            if version < self.d.model.log_start:
                 version = latest  # a cleaned-up version cannot be checkpointed
             self.d.checkpoint(version, data.draw(st.sampled_from(PARTS), label="parts"))
             self.d.compare_snapshots()

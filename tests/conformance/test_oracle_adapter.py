@@ -38,35 +38,6 @@ def test_the_oracle_drives_a_bridge_and_finds_its_divergence(tmp_path, capsys):
     assert list(regressions.glob("*.json"))  # the shrunk divergence, as a vector
 
 
-ACTIONS_ONLY = """
-import sys
-from deltaspec.conformance.bridge import reference as bridge_reference
-
-class Server(bridge_reference.Server):
-    def handle(self, method, params):
-        if method == "hello":
-            return {**bridge_reference.hello(), "capabilities": ["actions"]}
-        older = method in ("begin", "snapshot") and params.get("version") is not None
-        if method == "checkpoint" or older:
-            raise RuntimeError(f"{method} {params.get('version')}: not declared")
-        return super().handle(method, params)
-
-bridge_reference.Server = Server
-bridge_reference.serve(sys.stdin, sys.stdout)
-"""
-
-
-def test_the_oracle_drives_an_adapter_within_its_declared_capabilities(tmp_path, capsys):
-    """A bridge declaring actions alone is never asked for a checkpoint or an older version:
-    the program fails any such request, so one taken would be a divergence."""
-    program = tmp_path / "actions_only.py"
-    program.write_text(ACTIONS_ONLY)
-    code = main(["oracle", "--examples", "15", "--adapter", f"cmd:{sys.executable} {program}"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    assert "all agreed" in captured.out
-
-
 def test_the_oracle_refuses_an_adapter_it_cannot_drive(capsys):
     assert main(["oracle", "--examples", "1", "--adapter", "deltars"]) == 2
     assert "lacks actions" in capsys.readouterr().err

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ORACLE_NEEDS = frozenset({"actions"})
-"""What an adapter must declare; checkpoints and time travel are driven where it declares them."""
+ORACLE_NEEDS = frozenset({"actions", "checkpoint", "time_travel"})
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -22,8 +21,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--model-only", action="store_true", help="drive the model alone")
     parser.add_argument("--adapter", default="impl",
                         help="checked against the model: impl (default) or any adapter with "
-                        "actions (checkpoint and time_travel driven where declared), "
-                        "e.g. cmd:PROGRAM")  # fmt: skip
+                        "actions, checkpoint and time_travel, e.g. cmd:PROGRAM")  # fmt: skip
     parser.add_argument("--regressions", type=Path, metavar="DIR",
                         help="where a failing run's trace is written as a vector")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="write a JSON report")
@@ -54,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
             missing = ORACLE_NEEDS - {c.value for c in probe.capabilities}
             probe.close()
             if missing:
-                lacks = ", ".join(sorted(missing))
-                message = f"the state machine commits through actions; {args.adapter} lacks {lacks}"
+                needs, lacks = ", ".join(sorted(ORACLE_NEEDS)), ", ".join(sorted(missing))
+                message = f"the state machine drives {needs}; {args.adapter} lacks {lacks}"
                 print(f"deltaspec oracle: {message}", file=sys.stderr)
                 return 2
             factories.append(factory)
