@@ -15,8 +15,10 @@ Tokio threads included). Ours also writes a ``.crc`` per commit (CHECKSUM.WRITE,
 updated from the previous version's) and fsyncs the commit file and the log directory before the
 commit returns (LOG.PUT_IF_ABSENT with durability: 2 fsyncs per commit, none for the advisory
 ``.crc``, 2 more per checkpoint and ``_last_checkpoint``); delta-rs's local object store fsyncs
-nothing and writes no ``.crc``. The impl has no option to turn fsync off, so there is no such
-row. Both sides refresh incrementally: ours applies the new commits to the snapshot its
+nothing and writes no ``.crc``. So each case runs twice: with equal work (ours on
+``LocalLogStore(durable=False)``, which fsyncs nothing, as delta-rs and Hadoop's local file system
+do; ids without a suffix) and with ours durable (ids ending ``_durable``). Both sides refresh
+incrementally: ours applies the new commits to the snapshot its
 ``DeltaLog`` kept, delta-rs's ``update_incremental`` likewise.
 
 The same on a table of 100k files (a checkpoint of it, then rounds of 10 commits, each round
@@ -66,6 +68,9 @@ class CountingStore(LocalLogStore):
     """A LocalLogStore that counts lost put-if-absent races on commit files."""
 
     lost = 0
+
+    def __init__(self, root: str, durable: bool) -> None:
+        super().__init__(root, durable=durable)
 
     def write_new(self, name: str, data: bytes) -> None:
         try:
@@ -145,39 +150,55 @@ def _checkpoints(root: Path) -> int:
     return sum(1 for p in (root / LOG_DIR).iterdir() if is_checkpoint_name(p.name))
 
 
+def _durability(durable: bool) -> tuple[str, str]:
+    """The id suffix and the note of a case run with ours ``durable`` or not."""
+    if durable:
+        return "_durable", "ours fsyncs the commit (2 fsyncs per commit); delta-rs fsyncs nothing"
+    return "", "equal work: neither side fsyncs (ours on LocalLogStore(durable=False))"
+
+
 def latency_pair(
-    id: str, title: str, roots: tuple[Path, Path], rounds: int, extra: dict[str, Any]
+    id: str,
+    title: str,
+    roots: tuple[Path, Path],
+    rounds: int,
+    extra: dict[str, Any],
+    durable: bool,
 ) -> list[Metric]:
     """Wall and CPU metrics of rounds of commits on the two tables (ours, delta-rs)."""
     ours_root, peer_root = roots
     count = INTERVAL * (rounds + 1)
     before = (_checkpoints(ours_root), _checkpoints(peer_root))
-    ours = _Rounds(_ours_commit(DeltaLog(ours_root)), _data_files(ours_root, "ours", count))
+    log = DeltaLog(ours_root, store=LocalLogStore(ours_root, durable=durable))
+    ours = _Rounds(_ours_commit(log), _data_files(ours_root, "ours", count))
     peer = _Rounds(_Peer(peer_root).commit, _data_files(peer_root, "peer", count))
     wall = alternate(ours, peer, rounds)
     written = {
         "ours_checkpoints_written": _checkpoints(ours_root) - before[0],
         "peer_checkpoints_written": _checkpoints(peer_root) - before[1],
         "commits_per_side": count,
+        "ours_durable": durable,
         **extra,
     }
+    suffix, fsyncs = _durability(durable)
     notes = (
         f"per commit, rounds of {INTERVAL} commits with one checkpoint each; ours writes a .crc "
-        "per commit and fsyncs the commit (2 fsyncs per commit); delta-rs fsyncs nothing"
+        f"per commit; {fsyncs}"
     )
     cpu = (ours.cpu[-rounds:], peer.cpu[-rounds:])
+    id += suffix
     return [
         seconds(id, 3, title + " (wall)", wall, PEER, notes=notes, extra=written),
         seconds(id + "_cpu", 3, title + " (CPU)", cpu, PEER, notes=notes, extra=written),
     ]
 
 
-def latency(work: Path, rounds: int) -> list[Metric]:
-    roots = work / "latency-ours", work / "latency-peer"
+def latency(work: Path, rounds: int, durable: bool) -> list[Metric]:
+    roots = work / f"latency-ours-{durable}", work / f"latency-peer-{durable}"
     for root in roots:
         TableWriter(root, configuration=CONFIGURATION)
     title = f"commit latency, one blind append, checkpoint every {INTERVAL} commits"
-    return latency_pair("commit.latency", title, roots, rounds, {})
+    return latency_pair("commit.latency", title, roots, rounds, {}, durable)
 
 
 def big_table_latency(work: Path, files: int, rounds: int) -> list[Metric]:
@@ -191,19 +212,20 @@ def big_table_latency(work: Path, files: int, rounds: int) -> list[Metric]:
     for root in roots:
         shutil.copytree(source, root)
     title = f"commit latency on a {files:,}-file table, checkpoint every {INTERVAL} commits"
-    return latency_pair("commit.latency_big_table", title, roots, rounds, {"live_files": files})
+    extra = {"live_files": files}
+    return latency_pair("commit.latency_big_table", title, roots, rounds, extra, durable=False)
 
 
 # --- contention ----------------------------------------------------------------------------------
 
 
 def _worker(
-    side: str, root: str, writer: int, commits: int, barrier: Barrier, out: Any
+    side: str, root: str, writer: int, commits: int, barrier: Barrier, out: Any, durable: bool
 ) -> None:  # pragma: no cover - runs in a spawned process
     files = _data_files(Path(root), f"w{writer}", commits)
     lost = 0
     if side == "ours":
-        store = CountingStore(root)
+        store = CountingStore(root, durable)
         log = DeltaLog(root, store=store)
         barrier.wait()
         for path, size in files:
@@ -233,13 +255,15 @@ def _winners_checked(root: Path) -> tuple[int, int]:
     return commits, checked
 
 
-def contention_round(root: Path, side: str, writers: int, commits: int) -> dict[str, float]:
+def contention_round(
+    root: Path, side: str, writers: int, commits: int, durable: bool
+) -> dict[str, float]:
     TableWriter(root, configuration=CONFIGURATION)
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(writers + 1)
     out = context.Queue()
     processes = [
-        context.Process(target=_worker, args=(side, str(root), w, commits, barrier, out))
+        context.Process(target=_worker, args=(side, str(root), w, commits, barrier, out, durable))
         for w in range(writers)
     ]
     for process in processes:
@@ -263,17 +287,19 @@ def contention_round(root: Path, side: str, writers: int, commits: int) -> dict[
     }
 
 
-def contention(work: Path, rounds: int, writers: int, commits: int) -> Metric:
+def contention(work: Path, rounds: int, writers: int, commits: int, durable: bool) -> Metric:
     ours_rounds: list[dict[str, float]] = []
     peer_rounds: list[dict[str, float]] = []
     for r in range(rounds):
         for side, found in (("ours", ours_rounds), ("peer", peer_rounds)):
-            found.append(contention_round(work / f"contention-{side}-{r}", side, writers, commits))
+            root = work / f"contention-{side}-{durable}-{r}"
+            found.append(contention_round(root, side, writers, commits, durable))
+    suffix, fsyncs = _durability(durable)
     ours_checked = statistics.median(r["winners_checked_per_commit"] for r in ours_rounds)
     peer_checked = statistics.median(r["winners_checked_per_commit"] for r in peer_rounds)
     lost = statistics.median(r["lost_races_per_commit"] for r in ours_rounds)
     return Metric(
-        id="commit.contention",
+        id="commit.contention" + suffix,
         case=3,
         title=f"{writers} processes x {commits} blind appends on one table, checkpoint every "
         f"{INTERVAL} commits: commits/s",
@@ -284,7 +310,7 @@ def contention(work: Path, rounds: int, writers: int, commits: int) -> Metric:
         peer_name=PEER,
         notes=f"winners checked per commit (version − readVersion − 1, median of rounds): ours "
         f"{ours_checked:.2f}, delta-rs {peer_checked:.2f}; ours lost {lost:.2f} put-if-absent "
-        "races per commit",
+        f"races per commit; {fsyncs}",
         extra={
             "ours_winners_checked_per_commit": [
                 r["winners_checked_per_commit"] for r in ours_rounds
@@ -300,7 +326,11 @@ def contention(work: Path, rounds: int, writers: int, commits: int) -> Metric:
 def run(quick: bool = False) -> list[Metric]:
     with tempfile.TemporaryDirectory(prefix="deltaspec-bench-commit-") as work:
         base = Path(work)
-        found = latency(base, 2 if quick else 9)
+        found = []
+        for durable in (False, True):
+            found += latency(base, 2 if quick else 9, durable)
         found += big_table_latency(base, 2_000 if quick else 100_000, 1 if quick else 3)
-        found.append(contention(base, 1 if quick else 3, 2 if quick else 4, 5 if quick else 25))
+        for durable in (False, True):
+            shape = (1, 2, 5) if quick else (3, 4, 25)
+            found.append(contention(base, *shape, durable))
     return found

@@ -289,12 +289,23 @@ class LocalLogStore(LogStore):
 
     Listings come straight from the directory (``scandir``), which on a local file system is
     read-after-write consistent: a file whose link returned is in every later listing.
+
+    ``durable=False`` skips every fsync, as delta-rs's local object store and Hadoop's local file
+    system (delta-spark's default log store on ``file:``) do: put-if-absent and atomic
+    visibility are unchanged, only a machine crash (not a killed process) may then lose a commit
+    that was reported. The default is durable.
     """
 
-    def __init__(self, table_root: str | os.PathLike[str]) -> None:
+    def __init__(self, table_root: str | os.PathLike[str], *, durable: bool = True) -> None:
         self._table_path = os.path.abspath(os.fspath(table_root))
         self._log_dir = os.path.join(self._table_path, LOG_DIR)
         self._hard_links = True
+        self._durable = durable
+
+    @property
+    def durable(self) -> bool:
+        """Whether writes are fsynced (file and directory entry) before they return."""
+        return self._durable
 
     def __repr__(self) -> str:
         return f"LocalLogStore({self._table_path!r})"
@@ -479,7 +490,7 @@ class LocalLogStore(LogStore):
             raise self._exists_error(name) from exists
         temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
         kind = crashpoints.file_kind(name)
-        durable = not is_checksum_name(name)
+        durable = self._durable and not is_checksum_name(name)
         try:
             _write_temp(temp, data, kind, durable)
             crashpoints.reached(f"{kind}.after_temp")
@@ -532,10 +543,11 @@ class LocalLogStore(LogStore):
         self._ensure_dir(self._log_dir)
         temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
         try:
-            _write_temp(temp, data, "last_checkpoint")
+            _write_temp(temp, data, "last_checkpoint", self._durable)
             crashpoints.reached("last_checkpoint.after_temp")
             os.replace(temp, final)
-            _fsync_dir(self._log_dir)
+            if self._durable:
+                _fsync_dir(self._log_dir)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
@@ -567,7 +579,8 @@ class LocalLogStore(LogStore):
             if not os.path.isdir(directory):
                 raise
             return
-        _fsync_dir(parent)
+        if self._durable:
+            _fsync_dir(parent)
 
 
 def _check_data(data: bytes) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deltaspec.impl.errors import VersionExistsError
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.log.store import LocalLogStore, LogStore
 
@@ -38,6 +39,22 @@ def test_a_commit_is_fsynced_and_a_checksum_is_not(
     store.write_new("00000000000000000001.crc", b"{}")
     assert calls == []
     assert store.read("00000000000000000001.crc") == b"{}"
+    assert not [n for n in os.listdir(store.log_dir) if n.endswith(".tmp")]
+
+
+@pytest.mark.rules("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY")
+def test_a_store_that_is_not_durable_fsyncs_nothing_and_still_excludes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _counting_fsync(monkeypatch)
+    store = LocalLogStore(tmp_path / "t", durable=False)
+    store.write_new(commit_name(0), b"{}\n")
+    store.write_overwrite("_last_checkpoint", b'{"version":0,"size":1}')
+    assert calls == []
+    assert not store.durable and LocalLogStore(tmp_path / "t").durable
+    with pytest.raises(VersionExistsError):
+        store.write_new(commit_name(0), b"[]\n")
+    assert store.read(commit_name(0)) == b"{}\n"
     assert not [n for n in os.listdir(store.log_dir) if n.endswith(".tmp")]
 
 
