@@ -20,6 +20,7 @@ from deltaspec.impl.log.names import commit_name, compaction_name
 from deltaspec.impl.log.store import LogStore
 from deltaspec.impl.replay.commits import Commit, ReplayActions
 from deltaspec.impl.replay.file_checks import check_commit_actions
+from deltaspec.impl.replay.read_ahead import READ_AHEAD_BYTES, ReadAhead
 
 __all__ = ["read_compaction", "replay_commits"]
 
@@ -55,10 +56,18 @@ def replay_commits(
     (SNAPSHOT.RECONCILE: the last action per key wins) — so that the snapshot's last actions
     are that commit's own (its commitInfo, for in-commit timestamps)."""
     units = listing.replay_units(start, target)
-    for first, last in units:
-        if first == last:
-            yield first, commit_name(first), read_commit(first)
-        else:
-            yield last, compaction_name(first, last), read_compaction(store, first, last)
+    singles = [first for first, last in units if first == last]
     if units and units[-1][0] != units[-1][1]:
-        yield target, commit_name(target), read_commit(target)
+        singles.append(target)
+    large = [v for v in singles if (i := listing.commits.get(v)) and i.size >= READ_AHEAD_BYTES]
+    read_commit = ahead = ReadAhead(read_commit, large)
+    try:
+        for first, last in units:
+            if first == last:
+                yield first, commit_name(first), read_commit(first)
+            else:
+                yield last, compaction_name(first, last), read_compaction(store, first, last)
+        if units and units[-1][0] != units[-1][1]:
+            yield target, commit_name(target), read_commit(target)
+    finally:
+        ahead.close()
