@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaspec.impl.errors import CorruptLogError
+from deltaspec.impl.replay.selection import select_table
 
 __all__ = ["drop_keys", "refuse_duplicate_keys", "table_keys"]
 
@@ -37,7 +38,7 @@ def drop_keys(table: pa.Table, keys: set[tuple[str, str | None]]) -> pa.Table:
     hit = pc.is_in(table.column("path"), value_set=paths)
     if not pc.any(hit).as_py():
         return table
-    untouched = table.filter(pc.invert(hit))
+    untouched = select_table(table, pc.invert(hit))
     candidates = table.filter(hit)
     if candidates.column("deletion_vector").null_count == candidates.num_rows:
         keep = [(path, None) not in keys for path in candidates.column("path").to_pylist()]

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
+from deltaspec.impl.replay.selection import select_array
 
 __all__ = [
     "ADD_COLUMNS",
@@ -156,9 +157,11 @@ def struct_column_to_table(column: pa.ChunkedArray, kind: str) -> pa.Table:
         schema = schema.append(pa.field(STATS_PARSED, column.type.field(STATS_PARSED).type))
     chunks: list[list[pa.Array]] = []
     for chunk in column.chunks:
-        valid = chunk.filter(pc.is_valid(chunk)) if chunk.null_count else chunk
-        if len(valid):
-            chunks.append(_conform(valid, cols) + ([valid.field(STATS_PARSED)] if parsed else []))
+        pieces = select_array(chunk, pc.is_valid(chunk)) if chunk.null_count else [chunk]
+        for valid in pieces:
+            if len(valid):
+                stats = [valid.field(STATS_PARSED)] if parsed else []
+                chunks.append(_conform(valid, cols) + stats)
     if not chunks:
         return schema.empty_table()
     arrays = [pa.chunked_array([c[i] for c in chunks], type=f.type) for i, f in enumerate(schema)]
