@@ -69,9 +69,6 @@ class CountingStore(LocalLogStore):
 
     lost = 0
 
-    def __init__(self, root: str, durable: bool) -> None:
-        super().__init__(root, durable=durable)
-
     def write_new(self, name: str, data: bytes) -> None:
         try:
             super().write_new(name, data)
@@ -225,7 +222,7 @@ def _worker(
     files = _data_files(Path(root), f"w{writer}", commits)
     lost = 0
     if side == "ours":
-        store = CountingStore(root, durable)
+        store = CountingStore(root, durable=durable)
         log = DeltaLog(root, store=store)
         barrier.wait()
         for path, size in files:
@@ -330,7 +327,7 @@ def run(quick: bool = False) -> list[Metric]:
         for durable in (False, True):
             found += latency(base, 2 if quick else 9, durable)
         found += big_table_latency(base, 2_000 if quick else 100_000, 1 if quick else 3)
+        shape = (1, 2, 5) if quick else (3, 4, 25)
         for durable in (False, True):
-            shape = (1, 2, 5) if quick else (3, 4, 25)
             found.append(contention(base, *shape, durable))
     return found

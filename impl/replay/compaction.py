@@ -56,9 +56,9 @@ def replay_commits(
     (SNAPSHOT.RECONCILE: the last action per key wins) — so that the snapshot's last actions
     are that commit's own (its commitInfo, for in-commit timestamps)."""
     units = listing.replay_units(start, target)
+    ends_compacted = bool(units) and units[-1][0] != units[-1][1]
     singles = [first for first, last in units if first == last]
-    if units and units[-1][0] != units[-1][1]:
-        singles.append(target)
+    singles += [target] if ends_compacted else []
     large = [v for v in singles if (i := listing.commits.get(v)) and i.size >= READ_AHEAD_BYTES]
     read_commit = ahead = ReadAhead(read_commit, large)
     try:
@@ -67,7 +67,7 @@ def replay_commits(
                 yield first, commit_name(first), read_commit(first)
             else:
                 yield last, compaction_name(first, last), read_compaction(store, first, last)
-        if units and units[-1][0] != units[-1][1]:
+        if ends_compacted:
             yield target, commit_name(target), read_commit(target)
     finally:
         ahead.close()
