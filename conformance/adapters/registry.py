@@ -4,17 +4,56 @@ named, so a name needs only its own extra installed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from deltaspec.conformance.harness.reading import TableReader
 from deltaspec.conformance.harness.suites import AdapterFactory
 
-ADAPTERS = "model, impl, deltars, spark, deltaspark, deltaspark-ops, cmd:PROGRAM"
+ADAPTERS = (
+    "model, impl, deltars, spark, deltaspark, deltaspark-ops, deltaspark@X.Y.Z (a pinned "
+    "release fetched by `deltaspec engines fetch`), cmd:PROGRAM"
+)
+PINNED_ENGINE = "deltaspark@"
+"""``deltaspark@X.Y.Z``: that published release, run by the spec-only bridge in its own pyspark
+venv (conformance/engines); ``deltaspark`` alone is the in-process engine."""
 
 
 class UnknownAdapter(ValueError):
     pass
+
+
+def release_profile(name: str) -> str | None:
+    """The delta-spark release an adapter follows by its name (``deltaspark@3.3.2``: 3.3.2),
+    which a conformance run judges it by when no ``--profile`` is given."""
+    return name.removeprefix(PINNED_ENGINE) if name.startswith(PINNED_ENGINE) else None
+
+
+def bridge_command(name: str) -> str | Sequence[str] | None:
+    """The bridge program behind ``cmd:PROGRAM`` or ``deltaspark@X.Y.Z`` (None: not a bridge).
+
+    Raises UnknownAdapter for a release engines.json does not pin, NotRunnable for one it pins
+    as not running here, EngineNotFetched (naming the fetch command) when the engine is not in
+    the cache, and ChecksumMismatch when a cached jar is not the pinned one."""
+    if name.startswith("cmd:"):
+        return name.removeprefix("cmd:")
+    release = release_profile(name)
+    if release is None:
+        return None
+    from deltaspec.conformance.engines.cache import installed
+    from deltaspec.conformance.engines.errors import NotRunnable
+    from deltaspec.conformance.engines.pins import load_pins
+
+    pins = load_pins()
+    if release not in pins.by_release:
+        raise UnknownAdapter(
+            f"unknown adapter {name!r}: engines.json pins {PINNED_ENGINE}"
+            + f", {PINNED_ENGINE}".join(pins.releases())
+        )
+    pin = pins.by_release[release]
+    if not pin.runs:
+        raise NotRunnable(release, pin.why_not)
+    return installed(pin).bridge_command()
 
 
 @contextmanager
@@ -44,10 +83,10 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
         from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
 
         yield DeltaSparkOpsAdapter
-    elif name.startswith("cmd:"):
+    elif (command := bridge_command(name)) is not None:
         from deltaspec.conformance.bridge.client import BridgeAdapter, BridgeProcess
 
-        process = BridgeProcess(name.removeprefix("cmd:"))
+        process = BridgeProcess(command)
         try:
             yield lambda _root: BridgeAdapter(process)
         finally:
@@ -70,11 +109,11 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
         yield readers.ImplReader()
     elif name == "deltars":
         yield readers.DeltaRsReader()
-    elif name.startswith("cmd:"):
+    elif (command := bridge_command(name)) is not None:
         from deltaspec.conformance.adapters.base import Capability
         from deltaspec.conformance.bridge.client import BridgeProcess, BridgeReader
 
-        process = BridgeProcess(name.removeprefix("cmd:"))
+        process = BridgeProcess(command)
         try:
             process._start()
             yield BridgeReader(process) if Capability.READ_TABLE in process.capabilities else None

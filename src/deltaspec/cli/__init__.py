@@ -8,9 +8,19 @@ import sys
 from collections.abc import Sequence
 
 from deltaspec import __version__
-from deltaspec.cli import check, conformance, describe, explore, inspect, mutants, oracle, spec
+from deltaspec.cli import (
+    check,
+    conformance,
+    describe,
+    engines,
+    explore,
+    inspect,
+    mutants,
+    oracle,
+    spec,
+)
 
-COMMANDS = (spec, check, conformance, describe, oracle, mutants, explore, inspect)
+COMMANDS = (spec, check, conformance, engines, describe, oracle, mutants, explore, inspect)
 """The subcommands, in the order ``deltaspec --help`` lists them."""
 
 

@@ -42,7 +42,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add(
         "--adapter",
         default="impl",
-        help="model, impl, deltars, spark or cmd:PROGRAM (default impl)",
+        help="model, impl, deltars, spark, deltaspark, deltaspark@X.Y.Z (a release fetched by "
+        "`deltaspec engines fetch`; judged with --profile X.Y.Z unless given) or cmd:PROGRAM "
+        "(default impl)",
     )
     add("--suite", choices=[*SUITES, "all"], default="all")
     add_corpus_arguments(parser)
@@ -107,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
-    from deltaspec.conformance.adapters.registry import UnknownAdapter
+    from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
     from deltaspec.conformance.bridge.client import BridgeError
+    from deltaspec.conformance.engines.errors import EngineError
     from deltaspec.conformance.harness import fixtures
     from deltaspec.conformance.harness.gate import Gate, parse_release
     from deltaspec.conformance.harness.scenarios import ScenarioError
@@ -121,17 +124,18 @@ def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | Non
     corpus = Corpus(
         [*args.scenarios, *args.only], args.fixtures, pinned, args.strict, args.known_issues
     )
+    profile = args.profile or release_profile(args.adapter)  # deltaspark@R: judged as R
     try:
         options = RunOptions(
             selection=Selection(tuple(args.case), args.keyword),
-            gate=Gate(require, args.min_cases, args.profile),
+            gate=Gate(require, args.min_cases, profile),
             trace=args.trace,
             include_spec=not args.only,
         )
-        if args.profile is not None:
-            parse_release(args.profile)
+        if profile is not None:
+            parse_release(profile)
         return run_suites(args.adapter, chosen, corpus, options)
-    except (UnknownAdapter, BridgeError, ScenarioError, SelectionError, ValueError,
+    except (UnknownAdapter, BridgeError, EngineError, ScenarioError, SelectionError, ValueError,
             OSError) as error:  # fmt: skip
         print(f"deltaspec conformance: {error}", file=sys.stderr)
         return None
