@@ -125,7 +125,21 @@ def delta_session(
             "a SparkSession without delta-spark is already running in this process; "
             "start the delta-spark session first (Spark cannot add jars to a running session)"
         )
+    quiet(session)
     return session
+
+
+def quiet(session: Any) -> None:
+    """Silence the engine's own logging of failures: on this session a failure is an outcome
+    (a conflict, an error kind, a verdict) and reaches the caller as the exception, with its
+    Java stack; Spark would also print each one, stack and all, to the console."""
+    session.sparkContext.setLogLevel("OFF")
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # pyspark before 4.0 has no structured query-context loggers
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
 
 
 def has_delta(session: Any) -> bool:

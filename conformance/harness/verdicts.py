@@ -6,6 +6,12 @@ version, commitInfo field or table state) always fails; **spurious** (a conflict
 a commit is allowed) and **wrong-kind** (another conflict or error kind) fail only in strict
 mode. Known issues (one file per adapter) can excuse spurious, wrong-kind and unsupported cases,
 never an unsafe one; an entry whose case now passes is **stale** and must be removed.
+
+One exception, decided by the spec and not by an adapter's list: where a rule's text says the spec
+is **stricter than delta-spark on purpose** (rules.STRICTER_MARKER), delta-spark's own adapters
+list the vectors of that rule as ``"stricter": true`` known issues. Such a case is reported as
+``stricter`` and does not fail the run, whatever its verdict; an entry marked so whose rule does not
+carry the marker is refused when the list is loaded (KnownIssueError).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from deltaspec.conformance.harness.scenarios import (
     checksum_fields,
     expectation_met,
 )
+from deltaspec.rules import STRICTER_MARKER
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -90,11 +97,14 @@ class CaseResult:
     rules: tuple[str, ...] = ()
     known: str | None = None  # the known-issue reason that excuses it
     stale: bool = False  # listed as a known issue but passes now
+    stricter: bool = False  # the spec is stricter than this engine on purpose (its rule says so)
     failures: tuple[Json, ...] = ()
     """Structured divergences: ``{"writer"|"snapshot", "step", "verdict", "expected", "got"}``
     with JSON values (a knock-on of an earlier divergence is marked ``"knock_on": true``)."""
 
     def fails(self, strict: bool) -> bool:
+        if self.stricter and not self.stale:
+            return False
         if self.verdict is Verdict.UNSAFE:
             return True
         if self.stale:
@@ -105,14 +115,30 @@ class CaseResult:
             return strict
         return self.verdict in {Verdict.WRONG, Verdict.ERROR}
 
+    @property
+    def label(self) -> str:
+        """How a report counts this case: its verdict, or ``known`` (a listed known issue, unless
+        unsafe), ``spec stricter`` (the rule is stricter than the engine on purpose) or ``stale
+        known issue``."""
+        if self.stale:
+            return "stale known issue"
+        if self.stricter:
+            return "spec stricter"
+        if self.known is not None and self.verdict is not Verdict.UNSAFE:
+            return "known"
+        return self.verdict.value
+
     def as_json(self) -> Json:
-        out: Json = {"case": self.case, "verdict": self.verdict.value, "rules": list(self.rules)}
+        out: Json = {"case": self.case, "verdict": self.verdict.value, "label": self.label,
+                     "rules": list(self.rules)}  # fmt: skip
         if self.details:
             out["details"] = list(self.details)
         if self.known is not None:
             out["known_issue"] = self.known
         if self.stale:
             out["stale_known_issue"] = True
+        if self.stricter:
+            out["spec_stricter"] = True
         if self.failures:
             out["failures"] = list(self.failures)
         if self.verdict not in {Verdict.PASS, Verdict.SKIPPED} and self.rules:
@@ -218,11 +244,16 @@ class KnownIssue:
     verdict: str  # unsafe | spurious | wrong-kind | unsupported | ...
     reason: str
     rule: str | None = None
+    stricter: bool = False  # the rule's text says the spec is stricter than the engine on purpose
+
+
+class KnownIssueError(ValueError):
+    """A known-issue list is malformed, or claims a stricter rule whose text does not say so."""
 
 
 def load_known_issues(adapter: str, path: Path | None = None) -> dict[str, KnownIssue]:
     """``known_issues/<adapter>.json`` (or ``path``): a list of ``{"scenario"|"case", "verdict",
-    "reason", "rule"}`` entries."""
+    "reason", "rule", "stricter"}`` entries."""
     source = path if path is not None else KNOWN_ISSUES / f"{adapter.split(':')[0]}.json"
     if not source.exists():
         return {}
@@ -230,12 +261,21 @@ def load_known_issues(adapter: str, path: Path | None = None) -> dict[str, Known
     issues = {}
     for entry in entries:
         case = entry.get("case", entry.get("scenario"))
-        issues[case] = KnownIssue(case, entry["verdict"], entry["reason"], entry.get("rule"))
+        issue = KnownIssue(
+            case, entry["verdict"], entry["reason"], entry.get("rule"), entry.get("stricter", False)
+        )
+        if issue.stricter and not _stricter_rules().get(issue.rule or "", False):
+            raise KnownIssueError(
+                f"{source}: {case} is listed as stricter, but rule {issue.rule} does not say "
+                f"the spec is stricter than delta-spark on purpose ({STRICTER_MARKER!r})"
+            )
+        issues[case] = issue
     return issues
 
 
 def apply_known(results: Iterable[CaseResult], known: Mapping[str, KnownIssue]) -> list[CaseResult]:
-    """Mark excused failures and stale entries; an unsafe case stays failing even when listed."""
+    """Mark excused failures and stale entries; an unsafe case stays failing even when listed,
+    unless the spec's rule is stricter than the engine on purpose."""
     out = []
     for result in results:
         issue = known.get(result.case)
@@ -244,5 +284,12 @@ def apply_known(results: Iterable[CaseResult], known: Mapping[str, KnownIssue]) 
         elif result.verdict is Verdict.PASS:
             out.append(replace(result, stale=True, known=issue.reason))
         else:
-            out.append(replace(result, known=issue.reason))
+            out.append(replace(result, known=issue.reason, stricter=issue.stricter))
     return out
+
+
+@cache
+def _stricter_rules() -> dict[str, bool]:
+    from deltaspec.rules import load_rules, stricter_than_engine
+
+    return {rule.id: stricter_than_engine(rule) for rule in load_rules()}

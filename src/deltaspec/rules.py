@@ -125,18 +125,50 @@ def rule_text(rule: Rule, root: Traversable | None = None) -> str:
     return "\n".join(lines[start:end]).rstrip()
 
 
+STRICTER_MARKER = "**Stricter than delta-spark, on purpose.**"
+"""Opens the paragraph of a rule's text that says delta-spark does not make this check and the
+spec does anyway: a verdict follows the rule, and delta-spark's adapters list its vectors as
+``stricter`` known issues (conformance/harness/verdicts.py)."""
+
+
+def stricter_than_engine(rule: Rule, root: Traversable | None = None) -> bool:
+    """Whether the rule's text says the spec is stricter than delta-spark on purpose."""
+    return STRICTER_MARKER in rule_text(rule, root)
+
+
 LIVE_ENGINE_FILE = "verified_live.json"
-"""spec/data/verified_live.json: the vectors that pass on the live reference engine, by rule
-(written by ``python -m deltaspec.conformance.tools.verified_live``, checked by the live
-tests)."""
+"""spec/data/verified_live.json: every vector's verdict on live delta-spark, release by release,
+and the rules its passing vectors verify (written by ``python -m
+deltaspec.conformance.tools.verified_live record``, checked by tests/conformance); its
+``primary`` release is the in-process reference engine's."""
 
 
-def verified_live(root: Traversable | None = None) -> dict[str, tuple[str, ...]]:
-    """Rule ID → the scenario vectors citing it that pass on live delta-spark."""
+def _live_record(root: Traversable | None) -> tuple[str, dict[str, dict[str, list[str]]]]:
+    """The primary release, and release → (rule ID → the vectors citing it that pass there)."""
     import json
 
     entry = (root or spec_root()) / "data" / LIVE_ENGINE_FILE
     if not entry.is_file():
-        return {}
+        return "", {}
     data = json.loads(entry.read_text(encoding="utf-8"))
-    return {rule: tuple(vectors) for rule, vectors in data["rules"].items()}
+    rules = {release: run.get("rules", {}) for release, run in data["releases"].items()}
+    return str(data["primary"]), rules
+
+
+def verified_live(
+    root: Traversable | None = None, release: str | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Rule ID → the vectors citing it that pass on live delta-spark ``release`` (default: the
+    primary, in-process reference engine)."""
+    primary, by_release = _live_record(root)
+    rules = by_release.get(release or primary, {})
+    return {rule: tuple(vectors) for rule, vectors in rules.items()}
+
+
+def live_releases(root: Traversable | None = None) -> dict[str, tuple[str, ...]]:
+    """Rule ID → the delta-spark releases on which a vector citing it passes live."""
+    out: dict[str, list[str]] = {}
+    for release, rules in _live_record(root)[1].items():
+        for rule in rules:
+            out.setdefault(rule, []).append(release)
+    return {rule: tuple(releases) for rule, releases in out.items()}

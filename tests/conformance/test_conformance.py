@@ -13,13 +13,15 @@ from deltaspec.cli import main
 from deltaspec.conformance.adapters.impl import ImplAdapter
 from deltaspec.conformance.adapters.registry import adapter_factory
 from deltaspec.conformance.harness.scenarios import RunResult, load_scenarios
-from deltaspec.conformance.harness.suites import run_scenario_suite
+from deltaspec.conformance.harness.suites import Report, run_scenario_suite
 from deltaspec.conformance.harness.verdicts import (
     CaseResult,
     KnownIssue,
+    KnownIssueError,
     Verdict,
     apply_known,
     classify,
+    load_known_issues,
 )
 
 REFERENCE_BRIDGE = f"cmd:{shlex.quote(sys.executable)} -m deltaspec.conformance.bridge.reference"
@@ -74,6 +76,28 @@ def test_known_issues_excuse_but_never_hide_unsafe_and_go_stale():
     assert not spurious.fails(strict=True) and spurious.known == "delta-rs does X"
     assert unsafe.fails(strict=False)
     assert passing.stale and passing.fails(strict=True) and not passing.fails(strict=False)
+
+
+def test_only_a_rule_stricter_on_purpose_excuses_an_unsafe_case(tmp_path):
+    """An unsafe case listed as ``stricter`` is reported as ``spec stricter`` and does not fail,
+    but only when its rule's text says so; a list claiming it for another rule is refused."""
+    listed = tmp_path / "known.json"
+    entry = {"case": "u", "verdict": "unsafe", "reason": "engine commits it", "stricter": True}
+    listed.write_text(json.dumps([{**entry, "rule": "TXN.WRITE_BOUNDARY"}]))
+    (unsafe,) = apply_known([CaseResult("u", Verdict.UNSAFE)], load_known_issues("x", listed))
+    assert unsafe.label == "spec stricter" and not unsafe.fails(strict=True)
+    report = Report("x", strict=True, suites={"scenarios": [unsafe]})
+    assert report.unsafe() == [] and report.passed()
+    listed.write_text(json.dumps([{**entry, "rule": "CONFLICT.APPEND_MATCH"}]))
+    with pytest.raises(KnownIssueError, match=r"CONFLICT\.APPEND_MATCH"):
+        load_known_issues("x", listed)
+
+
+def test_a_known_issue_is_counted_as_known_whatever_its_verdict():
+    results = [CaseResult("e", Verdict.ERROR), CaseResult("w", Verdict.WRONG)]
+    known = {c: KnownIssue(c, "error", "engine X") for c in ("e", "w")}
+    report = Report("x", strict=False, suites={"scenarios": apply_known(results, known)})
+    assert report.counts() == {"scenarios": {"known": 2}} and report.passed()
 
 
 def test_impl_passes_the_scenario_and_fixture_suites(tmp_path, fixtures_dir):
