@@ -411,9 +411,13 @@ class DeltaSparkAdapter:
 
     def commit(self, writer: str, now: int) -> Json:
         state = self.writers[writer]
-        if state.spec.changes_data is not None:
-            raise Unsupported("delta-spark takes changesData from the operation; no override")
         operation = self._operation(state)
+        wanted = state.spec.changes_data
+        if wanted is not None and wanted != bool(operation.changesData()):
+            raise Unsupported(
+                f"delta-spark takes changesData from the operation ({state.spec.operation} "
+                f"changes data: {bool(operation.changesData())}); no override to {wanted}"
+            )
         actions = self._seq(state.actions)
         try:
             if state.spec.commit_if_needed:

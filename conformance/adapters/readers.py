@@ -462,11 +462,19 @@ class DeltaSparkReader:
                 self.spark._jsparkSession, str(root)
             )
             none = jvm.scala.Option.empty()
-            snapshot = (
-                delta_log.update(False, none, none)
-                if version is None
-                else delta_log.getSnapshotAt(version, none, none, False)
-            )
+            if version is None:
+                snapshot = delta_log.update(False, none, none)
+            else:
+                # as delta-spark's own time travel (versionAsOf, VERSION AS OF) does first:
+                # getSnapshotAt alone skips the range check and fails otherwise
+                history = delta_log.history()
+                history.checkVersionExists(
+                    version,
+                    none,
+                    getattr(history, "checkVersionExists$default$3")(),  # mustBeRecreatable
+                    getattr(history, "checkVersionExists$default$4")(),  # allowOutOfRange
+                )
+                snapshot = delta_log.getSnapshotAt(version, none, none, False)
             return self._snapshot_json(snapshot)
         except _engine_errors() as error:
             raise _read_failure(error) from error
@@ -572,6 +580,7 @@ def _deltaspark_kind(text: str) -> str:
         ("Trying to load a non-existent version", "VERSION_NOT_FOUND"),
         ("DELTA_LOG_FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
         ("DELTA_EMPTY_DIRECTORY", "TABLE_NOT_FOUND"),
+        ("DELTA_NO_COMMITS_FOUND", "TABLE_NOT_FOUND"),
         ("DELTA_MISSING_DELTA_TABLE", "TABLE_NOT_FOUND"),
         ("DELTA_TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
         ("DELTA_UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),

@@ -1,9 +1,13 @@
-"""Every scenario vector on live delta-spark 4.4.0 (the deltaspark adapter), one test per vector.
+"""Live delta-spark 4.4.0 (the in-process deltaspark adapter) and spec/data/verified_live.json.
 
-A vector must pass, be a pinned known issue (conformance/harness/known_issues/deltaspark.json), or
-be declined for a reason the vector itself implies (another release, stepped commits, a changesData
-override): nothing else may be skipped. spec/data/verified_live.json must say exactly which vectors
-pass. Runs on the ``spark`` fixture: one SparkSession with delta-spark per worker.
+The record holds every vector's verdict on the engine, from a full run or from a run of the
+vectors added or changed since (``python -m deltaspec.conformance.tools.verified_live record``).
+Here: no vector lands without its live verdict (the fast test), and the engine is run on the
+vectors recorded since the last full run plus one vector of every family, each of which must get
+the verdict recorded for it. A vector must pass, be a pinned known issue
+(conformance/harness/known_issues/deltaspark.json), or be declined for a reason the vector itself
+implies (another release, stepped commits, a changesData override): nothing else may be skipped.
+Runs on the ``spark`` fixture: one SparkSession with delta-spark per worker.
 """
 
 from __future__ import annotations
@@ -19,12 +23,25 @@ from deltaspec.conformance.harness.logvectors import load_log_vectors
 from deltaspec.conformance.harness.scenarios import Scenario, load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite
 from deltaspec.conformance.harness.verdicts import Verdict, apply_known, load_known_issues
+from deltaspec.conformance.tools import verified_live as record
+from deltaspec.model.transaction import CHANGES_DATA
 from deltaspec.rules import load_rules, verified_live
 
 SCENARIOS = {scenario.id: scenario for scenario in load_scenarios()}
 KNOWN = load_known_issues("deltaspark")
 LIVE = verified_live()
 LIVE_VECTORS = {vector for vectors in LIVE.values() for vector in vectors}
+RECORD = record.load()
+JUDGED = RECORD["releases"].get(RELEASE, {}).get("scenarios", {})
+
+
+def rerun_on_the_engine() -> list[str]:
+    """The vectors recorded since the last full run, and the first vector of every family."""
+    since = {vector for vector, judged in JUDGED.items() if judged["run"] != "full"}
+    families: dict[str, str] = {}
+    for vector in sorted(SCENARIOS):
+        families.setdefault(vector.split("/")[0], vector)
+    return sorted(since | set(families.values()))
 
 
 def expected_decline(scenario: Scenario) -> str | None:
@@ -34,13 +51,35 @@ def expected_decline(scenario: Scenario) -> str | None:
         return "cannot take"  # the runner checks the steps before the adapter sees the vector
     if data.get("profile") not in (None, RELEASE):
         return f"this vector is for release {data['profile']}"
-    if any("changes_data" in writer for writer in data["writers"].values()):
-        return "no override"
+    for writer in data["writers"].values():
+        implied = writer.get("operation", "WRITE") in CHANGES_DATA
+        if writer.get("changes_data", implied) != implied:
+            return "no override"
     return None
 
 
+@pytest.mark.parametrize("suite", record.SUITES)
+def test_every_vector_has_its_live_verdict(suite: str) -> None:
+    """A vector added or edited since the engine last judged it fails here until it is run live
+    and recorded."""
+    missing = record.unrecorded(RECORD, RELEASE, suite)
+    assert not missing, (
+        f"{len(missing)} {suite} vector(s) without a live verdict on delta-spark {RELEASE} "
+        f"({', '.join(f'{v} ({why})' for v, why in sorted(missing.items()))}): run "
+        f"python -m deltaspec.conformance.tools.verified_live record --suite {suite} --changed"
+    )
+
+
+def test_recorded_counts_are_the_recorded_verdicts() -> None:
+    for release, entry in RECORD["releases"].items():
+        for suite, run in entry.get("runs", {}).items():
+            assert run["counts"] == record.tally(entry[suite]), (release, suite)
+            assert {"date", "command", "seconds"} <= run.keys(), (release, suite)
+        assert entry["rules"] == record.rules_verified(entry), release
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("vector", sorted(SCENARIOS))
+@pytest.mark.parametrize("vector", rerun_on_the_engine())
 def test_vector_on_live_delta_spark(vector: str, spark, tmp_path: Path) -> None:
     scenario = SCENARIOS[vector]
     (result,) = apply_known(
@@ -56,41 +95,61 @@ def test_vector_on_live_delta_spark(vector: str, spark, tmp_path: Path) -> None:
         assert result.verdict.value == KNOWN[vector].verdict, result.as_json()
     else:
         assert result.verdict is Verdict.PASS, result.as_json()
+    assert result.label == JUDGED[vector]["verdict"], "spec/data/verified_live.json differs"
     passed = result.verdict is Verdict.PASS and result.known is None
     assert passed == (vector in LIVE_VECTORS), "spec/data/verified_live.json is stale"
 
 
+@pytest.mark.spark
+@pytest.mark.rules("ISOLATION.DOWNGRADE")
+def test_a_changes_data_flag_is_declined_only_where_it_overrides_the_operation(spark) -> None:
+    """``changes_data`` equal to what the operation implies is no override: the vector runs."""
+    from dataclasses import replace
+
+    base = SCENARIOS["isolation/levels/writeserializable-blind-append-ignored"]
+    writers = base.data["writers"]
+    implied = {name: writers[name].get("operation", "WRITE") in CHANGES_DATA for name in writers}
+    same = {name: {**w, "changes_data": implied[name]} for name, w in writers.items()}
+    other = {name: {**w, "changes_data": not implied[name]} for name, w in writers.items()}
+    results = run_scenario_suite(
+        lambda root: DeltaSparkAdapter(root, spark),
+        [replace(base, data={**base.data, "writers": w}) for w in (same, other)],
+    )
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.SKIPPED], results
+    assert any("no override" in detail for detail in results[1].details), results[1].details
+
+
+def test_recorded_verdicts_follow_the_known_issues_and_declines() -> None:
+    """What the record says of each vector is what the live test would demand of it."""
+    for vector, judged in JUDGED.items():
+        scenario, label = SCENARIOS[vector], judged["verdict"]
+        if expected_decline(scenario) is not None:
+            assert label == "skipped", vector
+        elif vector in KNOWN:
+            assert label == ("spec stricter" if KNOWN[vector].stricter else "known"), vector
+        else:
+            assert label == "pass", vector
+
+
 def test_verified_live_lists_rules_of_existing_vectors_only() -> None:
     rule_ids = {rule.id for rule in load_rules()}
+    log_vectors = {vector.id: vector for vector in load_log_vectors()}
+    cited = {**{v: s.rules for v, s in SCENARIOS.items()},
+             **{v: lv.rules for v, lv in log_vectors.items()}}  # fmt: skip
     for rule, vectors in LIVE.items():
         assert rule in rule_ids
         for vector in vectors:
-            assert rule in SCENARIOS[vector].rules, (rule, vector)
-    for vector in LIVE_VECTORS:
-        for rule in SCENARIOS[vector].rules:
-            assert vector in LIVE[rule], (rule, vector)
+            assert rule in cited[vector], (rule, vector)
 
 
-#: Scenario vectors on which delta-spark 4.4.0 is unsafe where the spec's own text says it
-#: differs (a documented disagreement, found with evidence; the verdict still fails the run).
-DOCUMENTED_UNSAFE = {
-    # TXN.WRITE_BOUNDARY: delta-spark writes commits its own reader then refuses or misreads
-    "txn/write-boundary/add-parent-segment",
-    "txn/write-boundary/add-inside-delta-log",
-    "txn/write-boundary/add-negative-size",
-}
-
-
-def test_known_issues_name_existing_vectors_and_are_never_unsafe() -> None:
-    """A scenario's known issue never excuses an unsafe outcome. A log vector's may record one
-    (delta-spark lists a data path outside the table as live), and so may the scenarios of
-    DOCUMENTED_UNSAFE: it documents the engine, and the verdict still fails the run, known or
-    not."""
+def test_known_issues_name_existing_vectors_and_only_the_spec_excuses_unsafe() -> None:
+    """A known issue never excuses an unsafe outcome, unless its rule's text says the spec is
+    stricter than delta-spark on purpose (load_known_issues refuses a ``stricter`` entry whose
+    rule does not say so)."""
     log_vectors = {vector.id for vector in load_log_vectors()}
     for case, issue in KNOWN.items():
         assert case in SCENARIOS or case in log_vectors, case
-        documented = case in log_vectors or case in DOCUMENTED_UNSAFE
-        assert documented or issue.verdict != "unsafe", case
+        assert issue.stricter or issue.verdict != "unsafe", case
 
 
 @pytest.mark.rules("PREDICATE.LANGUAGE", "PREDICATE.TYPING")

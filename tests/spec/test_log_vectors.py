@@ -179,19 +179,15 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
 
     results = {r.case: r for r in run_log_vectors(DeltaSparkReader(spark), vectors)}
     failing = {case: r.verdict for case, r in results.items() if r.verdict is not Verdict.PASS}
-    # the reference engine agrees with every hand-reasoned expectation but one error kind and
-    # the data-path check: getSnapshotAt(0) on an empty log reports a non-existent version
-    # (LOG.NEW_TABLE says TABLE_NOT_FOUND; its latest snapshot there is the empty one, as the
-    # spec says), and it lists ../outside.parquet and _delta_log/x.parquet as live files where
+    # the reference engine agrees with every hand-reasoned expectation but the data-path
+    # check: it lists ../outside.parquet and _delta_log/x.parquet as live files where
     # PATH.DATA_FILE refuses the load (known_issues/deltaspark.json); p/../x.parquet too, as
-    # x.parquet. Its getSnapshotAt(1) below a cleaned-up commit 0 fails with
-    # DELTA_TRUNCATED_TRANSACTION_LOG, where its versionAsOf gives DELTA_VERSION_NOT_FOUND as
-    # SNAPSHOT.TIME_TRAVEL does. Its time-travel errors
+    # x.parquet. The reader checks a version as delta-spark's own time travel does
+    # (checkVersionExists before getSnapshotAt): DELTA_NO_COMMITS_FOUND on an empty log,
+    # DELTA_VERSION_NOT_FOUND below a cleaned-up commit 0. Its time-travel errors
     # (DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION, DELTA_TIMESTAMP_GREATER_THAN_COMMIT) reach
     # Python as pyspark's AnalysisException, not as a Py4JJavaError: the reader maps both.
     assert failing == {
-        "log/new-table/empty-log-directory": Verdict.WRONG_KIND,
-        "checkpoint/read/cleanup-left-a-commit-below": Verdict.WRONG_KIND,
         "snapshot/data-path/inside-delta-log": Verdict.UNSAFE,
         "snapshot/data-path/parent-segment": Verdict.UNSAFE,
         "snapshot/data-path/inner-parent-segment": Verdict.UNSAFE,

@@ -8,7 +8,7 @@ import sys
 from difflib import get_close_matches
 from typing import Any
 
-from deltaspec.rules import Rule, load_rules, rule_text, verified_live
+from deltaspec.rules import Rule, live_releases, load_rules, rule_text, verified_live
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -32,19 +32,33 @@ def run(args: argparse.Namespace) -> int:
     if args.ids:
         return print_rules(rules, args.ids)
     live = verified_live()
+    releases = live_releases()
     if args.json:
-        rows = [{**r.__dict__, "verified_live": list(live.get(r.id, ()))} for r in rules]
+        rows = [
+            {
+                **r.__dict__,
+                "verified_live": list(live.get(r.id, ())),
+                "live_releases": list(releases.get(r.id, ())),
+            }
+            for r in rules
+        ]
         print(json.dumps(rows, indent=2))
         return 0
     width = max(len(r.id) for r in rules)
     for rule in rules:
-        checked = "live " if rule.id in live else "paper"
-        print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked}  {rule.title}")
+        checked = ",".join(releases.get(rule.id, ())) or "paper"
+        print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked:<12}  {rule.title}")
+    every = sorted({r for found in releases.values() for r in found}, key=_release_key)
     print(
-        f"{len(rules)} rules; {sum(r.id in live for r in rules)} verified on live delta-spark "
-        "(a vector citing them passes on it), the rest on paper"
+        f"{len(rules)} rules; {sum(r.id in releases for r in rules)} verified on live delta-spark "
+        f"(a vector citing them passes on it; releases run: {', '.join(every) or 'none'}), "
+        "the rest on paper"
     )
     return 0
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
 
 
 def print_rules(rules: list[Rule], ids: list[str]) -> int:
@@ -58,12 +72,16 @@ def print_rules(rules: list[Rule], ids: list[str]) -> int:
             print(f"deltaspec spec: no rule {rule_id!r}{hint}", file=sys.stderr)
         return 2
     live = verified_live()
+    releases = live_releases()
 
     def status(rule_id: str) -> str:
-        vectors = live.get(rule_id)
-        if not vectors:
+        if rule_id not in releases:
             return "Verified on paper only (no vector citing it passes on live delta-spark)."
-        return f"Verified on live delta-spark by {len(vectors)} vector(s): {', '.join(vectors)}"
+        vectors = live.get(rule_id, ())
+        return (
+            f"Verified on live delta-spark {', '.join(releases[rule_id])}; on the reference "
+            f"engine by {len(vectors)} vector(s): {', '.join(vectors) or 'none'}"
+        )
 
     print(
         "\n\n".join(f"{rule_text(by_id[i])}\n\n(spec/{by_id[i].source}) {status(i)}" for i in ids)
