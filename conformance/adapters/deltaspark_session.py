@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deltaspec.rules import PRIMARY_LIVE_RELEASE
+
 ENV = "DELTASPEC_DELTA_SPARK"
 MAVEN_PREFIX = "maven:"
-RELEASE = "4.4.0"
+RELEASE = PRIMARY_LIVE_RELEASE
 """The delta-spark release the engine is expected to be; vectors of other releases are declined."""
 
 DEFAULT_LOCATION = Path(__file__).resolve().parents[2] / ".." / "shared" / "delta-spark"

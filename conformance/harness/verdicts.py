@@ -30,7 +30,7 @@ from deltaspec.conformance.harness.scenarios import (
     checksum_fields,
     expectation_met,
 )
-from deltaspec.rules import STRICTER_MARKER
+from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -253,13 +253,22 @@ class KnownIssueError(ValueError):
 
 def load_known_issues(adapter: str, path: Path | None = None) -> dict[str, KnownIssue]:
     """``known_issues/<adapter>.json`` (or ``path``): a list of ``{"scenario"|"case", "verdict",
-    "reason", "rule", "stricter"}`` entries."""
-    source = path if path is not None else KNOWN_ISSUES / f"{adapter.split(':')[0]}.json"
+    "reason", "rule", "stricter", "releases"}`` entries.
+
+    A published release of an engine (``deltaspark@3.2.1``) shares its engine's list
+    (``deltaspark.json``) and takes the entries whose ``releases`` (a ``Releases:`` line of
+    spec/README.md, e.g. ``v3.0.0–v3.2.x, v4.4.0``) cover it; an entry without one was measured
+    on the in-process engine's release only (PRIMARY_LIVE_RELEASE)."""
+    name, _, release = adapter.split(":")[0].partition("@")
+    source = path if path is not None else KNOWN_ISSUES / f"{name}.json"
     if not source.exists():
         return {}
     entries = json.loads(source.read_text(encoding="utf-8"))
+    at = release_of(release or PRIMARY_LIVE_RELEASE)
     issues = {}
     for entry in entries:
+        if not covers(entry.get("releases", f"v{PRIMARY_LIVE_RELEASE}"), at):
+            continue
         case = entry.get("case", entry.get("scenario"))
         issue = KnownIssue(
             case, entry["verdict"], entry["reason"], entry.get("rule"), entry.get("stricter", False)

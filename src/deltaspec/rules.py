@@ -92,7 +92,12 @@ def implementations() -> dict[str, tuple[str, ...]]:
 Release = tuple[int, int, int]
 
 
-def _release(text: str) -> Release:
+PRIMARY_LIVE_RELEASE = "4.4.0"
+"""The delta-spark release of the in-process reference engine (../shared/delta-spark): the
+release a known issue without ``releases`` was measured on, and verified_live.json's primary."""
+
+
+def release_of(text: str) -> Release:
     parts = [int(p) if p.isdigit() else 10**6 for p in text.strip().lstrip("v").split(".")]
     return (parts[0], parts[1], parts[2])
 
@@ -103,13 +108,13 @@ def covers(releases: str, release: Release) -> bool:
     for part in (p.strip() for p in releases.split(",")):
         if part == "all":
             return True
-        if part.endswith("+") and release >= _release(part[:-1]):
+        if part.endswith("+") and release >= release_of(part[:-1]):
             return True
         if "–" in part:
             low, high = part.split("–")
-            if _release(low) <= release <= _release(high):
+            if release_of(low) <= release <= release_of(high):
                 return True
-        elif not part.endswith("+") and part.startswith("v") and release == _release(part):
+        elif not part.endswith("+") and part.startswith("v") and release == release_of(part):
             return True
     return False
 

@@ -200,12 +200,19 @@ def test_conformance_judges_deltaspark_at_release_with_that_profile(monkeypatch)
         assert seen.pop() == profile
 
 
-def test_known_issues_of_a_pinned_release_are_its_own_file(tmp_path, monkeypatch):
+def test_a_pinned_release_takes_the_known_issues_whose_releases_cover_it(tmp_path, monkeypatch):
+    """One list per engine: an entry names the releases it was measured on; one without them
+    belongs to the in-process engine's release (4.4.0)."""
     monkeypatch.setattr(verdicts, "KNOWN_ISSUES", tmp_path)
     assert verdicts.load_known_issues("deltaspark@3.3.2") == {}
-    entry = {"scenario": "s1", "verdict": "wrong", "reason": "r"}
-    (tmp_path / "deltaspark@3.3.2.json").write_text(json.dumps([entry]))
-    assert list(verdicts.load_known_issues("deltaspark@3.3.2")) == ["s1"]
+    old = {"scenario": "old", "verdict": "wrong", "reason": "r", "releases": "v3.0.0–v3.2.x"}
+    both = {"scenario": "both", "verdict": "wrong", "reason": "r", "releases": "v3.1.0+"}
+    primary = {"scenario": "primary", "verdict": "wrong", "reason": "r"}
+    (tmp_path / "deltaspark.json").write_text(json.dumps([old, both, primary]))
+    assert sorted(verdicts.load_known_issues("deltaspark@3.1.0")) == ["both", "old"]
+    assert sorted(verdicts.load_known_issues("deltaspark@3.3.2")) == ["both"]
+    assert sorted(verdicts.load_known_issues("deltaspark")) == ["both", "primary"]
+    assert sorted(verdicts.load_known_issues("deltaspark@4.4.0")) == ["both", "primary"]
 
 
 # --- jars: Maven's closure less what Spark ships -----------------------------------------------
