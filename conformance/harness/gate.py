@@ -5,8 +5,9 @@ every ``--require``d capability is declared by the adapter, and at least ``--min
 (default 1) actually ran rather than being skipped, so an adapter that declines everything
 cannot pass. ``--profile RELEASE`` judges an engine against the delta-spark release it follows:
 a vector applies when its own profile is in RELEASE's minor line, or when it targets the newest
-release and every rule it cites holds at RELEASE (their ``Releases:`` lines); the others are
-skipped with that reason.
+release and every rule it cites holds at RELEASE (their ``Releases:`` lines) and behaves there as
+at the newest release (no behaviour of spec/data/releases.json naming the rule starts or ends in
+between); the others are skipped with that reason.
 
 Exit codes (README.md, ``deltaspec conformance --help``): 0 pass; 1 a case failed; 2 usage or
 set-up error (unknown adapter, a bridge that does not start, bad corpus); 3 coverage not met.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from deltaspec.conformance.harness.scenarios import Scenario
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.releases_table import behaviours
 from deltaspec.rules import Release, Rule, covers
 
 EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE = 0, 1, 2, 3
@@ -56,9 +58,15 @@ def not_for_release(scenario: Scenario, release: Release, rules: Mapping[str, Ru
         return None
     if own != parse_release(NEWEST):
         return f"written for release {'.'.join(map(str, own))}"
+    at = ".".join(map(str, release))
     outside = [r for r in scenario.rules if r in rules and not covers(rules[r].releases, release)]
     if outside:
-        return f"{outside[0]} does not hold at {'.'.join(map(str, release))}"
+        return f"{outside[0]} does not hold at {at}"
+    newest = parse_release(NEWEST)
+    for behaviour in behaviours().values():
+        cited = sorted(set(behaviour.rules) & set(scenario.rules))
+        if cited and behaviour.holds_in(release) != behaviour.holds_in(newest):
+            return f"{cited[0]} behaves otherwise at {at} ({behaviour.summary}: {behaviour.name})"
     return None
 
 

@@ -195,3 +195,18 @@ def test_unknown_ids_are_friendly_errors(capsys):
     assert "did you mean checkpoint-at-version-zero?" in capsys.readouterr().err
     assert main(["conformance", "--adapter", "nope"]) == 2
     assert "unknown adapter 'nope'" in capsys.readouterr().err
+
+
+def test_a_vector_for_the_newest_release_skips_a_release_where_its_rule_behaves_otherwise():
+    """TXN.EMPTY_COMMIT holds at every release, but commitIfNeeded skips an empty commit only
+    from 2.3.0 (spec/data/releases.json, empty_commit_skip): delta-spark 2.1.1 and 2.2.0 record
+    it (seen live, deltaspark@2.1.1), so the 4.4 vector does not judge them."""
+    rules = {rule.id: rule for rule in load_rules()}
+    (vector,) = load_scenarios_by_id("txn/empty-commit/skipped")
+    why = not_for_release(vector, parse_release("2.2.0"), rules)
+    assert why is not None and "empty_commit_skip" in why
+    assert not_for_release(vector, parse_release("2.3.0"), rules) is None
+
+
+def load_scenarios_by_id(*ids: str) -> list[Scenario]:
+    return [s for s in load_scenarios() if s.id in ids]
