@@ -167,7 +167,7 @@ def record_run(release: str, suite: str, *, full: bool, path: Path = TARGET) -> 
             print(f"the run wrote no report (exit {done.returncode})", file=sys.stderr)
             return 2
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        kept = cache_root() / "reports" / f"{release}-{suite}.json"
+        kept = cache_root() / "reports" / f"{release}-{suite}{'' if full else '-changed'}.json"
         kept.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(report_path, kept)
     run = {
