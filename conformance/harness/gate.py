@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from deltaspec.conformance.harness.logvectors import LogVector
 from deltaspec.conformance.harness.scenarios import Scenario
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 from deltaspec.releases_table import behaviours
@@ -51,7 +52,9 @@ def parse_release(text: str) -> Release:
     return (int(parts[0]), int(parts[1]), int(parts[2]))
 
 
-def not_for_release(scenario: Scenario, release: Release, rules: Mapping[str, Rule]) -> str | None:
+def not_for_release(
+    scenario: Scenario | LogVector, release: Release, rules: Mapping[str, Rule]
+) -> str | None:
     """Why ``scenario`` does not apply to an engine following ``release`` (None: it applies)."""
     own = parse_release(scenario.data.get("profile", NEWEST))
     if own[:2] == release[:2]:

@@ -36,6 +36,7 @@ from typing import Any
 
 from deltaspec.conformance.adapters.deltaspark_session import RELEASE
 from deltaspec.conformance.engines.cache import cache_root
+from deltaspec.conformance.harness.gate import not_for_release, parse_release
 from deltaspec.conformance.harness.logvectors import load_log_vectors
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.verdicts import (
@@ -44,6 +45,7 @@ from deltaspec.conformance.harness.verdicts import (
     apply_known,
     load_known_issues,
 )
+from deltaspec.rules import load_rules
 
 TARGET = Path(__file__).resolve().parents[2] / "spec" / "data" / "verified_live.json"
 PRIMARY = RELEASE
@@ -76,6 +78,39 @@ def load(path: Path = TARGET) -> Json:
     return data
 
 
+DESCRIPTION = (
+    "What live delta-spark said of every vector, release by release: each vector's verdict, its "
+    "label under today's known issues and gate, and the digest of the vector judged; each suite's "
+    "full run; the rules its passing vectors verify. Written by python -m "
+    "deltaspec.conformance.tools.verified_live (record, take, relabel); checked by "
+    "tests/conformance/test_adapter_deltaspark.py."
+)
+
+
+def save(record: Json, path: Path = TARGET) -> None:
+    """The record as JSON, one line per vector and per rule (a diff shows what moved)."""
+
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    out = ["{", f' "description": {one(DESCRIPTION)},', f' "primary": {one(record["primary"])},']
+    out.append(' "releases": {')
+    releases = list(record["releases"].items())
+    for i, (release, entry) in enumerate(releases):
+        out.append(f"  {one(release)}: {{")
+        fields = []
+        for key, value in entry.items():
+            if key in (*SUITES, "rules") and value:
+                inner = ",\n".join(f"    {one(k)}: {one(v)}" for k, v in value.items())
+                fields.append(f"   {one(key)}: {{\n{inner}\n   }}")
+            else:
+                fields.append(f"   {one(key)}: {one(value)}")
+        out.append(",\n".join(fields))
+        out.append("  }" + ("," if i < len(releases) - 1 else ""))
+    out += [" }", "}"]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
 def unrecorded(record: Json, release: str, suite: str) -> dict[str, str]:
     """Vectors of ``suite`` with no verdict for ``release``, or judged in another version
     (id → ``"new"`` or ``"changed"``)."""
@@ -96,32 +131,50 @@ def merge(record: Json, release: str, suite: str, report: Json, run: Json, *, fu
     entry = record["releases"].setdefault(release, {"adapter": adapter_for(release)})
     judged: dict[str, Json] = {} if full else dict(entry.get(suite, {}))
     kind = "full" if full else "changed"
-    for case, label in labels(report["suites"][suite], release).items():
-        if case in corpus:
-            judged[case] = {"verdict": label, "digest": corpus[case][0], "run": kind}
-    judged = {v: judged[v] for v in sorted(judged) if v in corpus}  # removed vectors drop out
-    entry[suite] = judged
-    runs = entry.setdefault("runs", {})
+    for case in report["suites"][suite]:
+        if case["case"] in corpus:
+            digest_now = corpus[case["case"]][0]
+            judged[case["case"]] = {"verdict": case["verdict"], "digest": digest_now, "run": kind}
+    entry[suite] = {v: judged[v] for v in sorted(judged) if v in corpus}  # removed ones drop out
     if full:
-        runs[suite] = dict(run)
-    if suite in runs:
-        runs[suite]["counts"] = tally(judged)
-    entry["rules"] = rules_verified(entry)
+        entry.setdefault("runs", {})[suite] = dict(run)
     record["releases"] = dict(sorted(record["releases"].items(), key=lambda kv: _key(kv[0])))
+    return relabel(record)
+
+
+def relabel(record: Json) -> Json:
+    """Every recorded verdict labelled as its release's adapter judges it now: against the known
+    issues and the gate as they are (``label``), with the counts and verified rules that follow.
+    A run made by hand, through a plain ``cmd:`` bridge, or before a correction of the known
+    issues or of the gate is judged as ``deltaspark@RELEASE`` would judge it today."""
+    for release, entry in record["releases"].items():
+        for suite in SUITES:
+            judged = entry.get(suite, {})
+            for vector, label in labels(judged, release, suite).items():
+                judged[vector]["label"] = label
+            if suite in entry.get("runs", {}):
+                entry["runs"][suite]["counts"] = tally(judged)
+        entry["rules"] = rules_verified(entry)
     return record
 
 
-def labels(cases: Iterable[Json], release: str) -> dict[str, str]:
-    """Each case's label, judged against the release's known issues as they are now (a run made
-    by hand, or through a plain ``cmd:`` bridge, is judged as ``deltaspark@RELEASE`` would be)."""
-    results = [CaseResult(c["case"], Verdict(c["verdict"]), tuple(c.get("details", ())))
-               for c in cases]  # fmt: skip
+def labels(judged: Mapping[str, Json], release: str, suite: str) -> dict[str, str]:
+    """Each recorded vector's label on ``release``: its verdict, or ``known``/``spec stricter``
+    by the release's known issues, or ``skipped`` where the gate does not apply it."""
+    results = [CaseResult(vector, Verdict(j["verdict"])) for vector, j in judged.items()]
     known = load_known_issues(adapter_for(release))
-    return {result.case: result.label for result in apply_known(results, known)}
+    out = {result.case: result.label for result in apply_known(results, known)}
+    rules = {rule.id: rule for rule in load_rules()}
+    at = parse_release(release)
+    corpus = load_scenarios() if suite == "scenarios" else load_log_vectors()
+    for vector in corpus:
+        if vector.id in out and not_for_release(vector, at, rules) is not None:
+            out[vector.id] = "skipped"
+    return out
 
 
 def tally(judged: Mapping[str, Json]) -> dict[str, int]:
-    return dict(sorted(Counter(j["verdict"] for j in judged.values()).items()))
+    return dict(sorted(Counter(j["label"] for j in judged.values()).items()))
 
 
 def rules_verified(entry: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -130,7 +183,7 @@ def rules_verified(entry: Mapping[str, Any]) -> dict[str, list[str]]:
     for suite in SUITES:
         cited = {v: rules for v, (_, rules) in vectors(suite).items()}
         for vector, judged in entry.get(suite, {}).items():
-            if judged["verdict"] == "pass" and vector in cited:
+            if judged["label"] == "pass" and vector in cited:
                 for rule in cited[vector]:
                     out.setdefault(rule, []).append(vector)
     return {rule: sorted(found) for rule, found in sorted(out.items())}
@@ -176,8 +229,8 @@ def record_run(release: str, suite: str, *, full: bool, path: Path = TARGET) -> 
         "seconds": seconds,
     }
     merged = merge(load(path), release, suite, report, run, full=full)  # as it is now
-    path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
-    counts = tally({c: {"verdict": v} for c, v in labels(report["suites"][suite], release).items()})
+    save(merged, path)
+    counts = tally(merged["releases"][release][suite])
     print(f"{release} {suite}: {counts} in {seconds} s; wrote {path} (the report: {kept})")
     return 0
 
@@ -192,19 +245,23 @@ def main(argv: list[str]) -> int:
     which.add_argument("--full", action="store_true", help="the whole suite")
     which.add_argument("--changed", action="store_true", help="only vectors without a verdict")
     commands.add_parser("missing", help="list vectors without a verdict on the primary release")
+    commands.add_parser("relabel", help="judge every recorded verdict by today's known issues")
     take = commands.add_parser("take", help="record a full run already made (its --json report)")
     take.add_argument("report", type=Path)
     take.add_argument("--release", required=True)
     take.add_argument("--suite", choices=SUITES, required=True)
     take.add_argument("--date", required=True, help="the day it ran (YYYY-MM-DD)")
-    take.add_argument("--seconds", type=int, required=True, help="how long it ran")
+    take.add_argument("--seconds", type=int, help="how long it ran (omitted: not measured)")
     args = parser.parse_args(argv)
+    if args.command == "relabel":
+        save(relabel(load()))
+        return 0
     if args.command == "take":
         report = json.loads(args.report.read_text(encoding="utf-8"))
         command = " ".join(conformance_command(args.release, args.suite, [], args.report))
         run = {"date": args.date, "command": command, "seconds": args.seconds}
         merged = merge(load(), args.release, args.suite, report, run, full=True)
-        TARGET.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+        save(merged)
         return 0
     if args.command == "missing":
         record_data = load()

@@ -95,7 +95,7 @@ def test_vector_on_live_delta_spark(vector: str, spark, tmp_path: Path) -> None:
         assert result.verdict.value == KNOWN[vector].verdict, result.as_json()
     else:
         assert result.verdict is Verdict.PASS, result.as_json()
-    assert result.label == JUDGED[vector]["verdict"], "spec/data/verified_live.json differs"
+    assert result.label == JUDGED[vector]["label"], "spec/data/verified_live.json differs"
     passed = result.verdict is Verdict.PASS and result.known is None
     assert passed == (vector in LIVE_VECTORS), "spec/data/verified_live.json is stale"
 
@@ -122,7 +122,7 @@ def test_a_changes_data_flag_is_declined_only_where_it_overrides_the_operation(s
 def test_recorded_verdicts_follow_the_known_issues_and_declines() -> None:
     """What the record says of each vector is what the live test would demand of it."""
     for vector, judged in JUDGED.items():
-        scenario, label = SCENARIOS[vector], judged["verdict"]
+        scenario, label = SCENARIOS[vector], judged["label"]
         if expected_decline(scenario) is not None:
             assert label == "skipped", vector
         elif vector in KNOWN:

@@ -13,14 +13,26 @@ snapshot, ``filterFiles`` / ``trackReadPredicates`` / ``trackFilesRead`` / ``rea
 ``getSnapshotAt`` for snapshots and for ``read_table``. The initial table and the setup commits are
 written as files, as spec/scenarios.md describes them (they are not validated).
 
+It runs on every delta-spark release line from 2.1 to 4.4 (Scala 2.12 or 2.13), each with the
+PySpark it was built for: the release is read from the engine (``io.delta.VERSION``, else the jar's
+manifest or name) and names the bridge in ``hello``. Calls go by what the release has: the
+parameters a release adds are filled with their Scala defaults (``Jvm.call``); where an API is
+missing the nearest one of that release is used (``withFilesRead`` before ``trackFilesRead``, the
+transaction's read predicates before ``trackReadPredicates``, ``commit`` before
+``commitIfNeeded``, the ``OptimisticTransaction`` constructor before
+``startTransaction(snapshot)``); before 3.0.0 a snapshot has no domains and no row IDs (``{}``,
+``[null, null]``). Conflict and error kinds are read from the error
+classes a release has, else from its exception classes and messages.
+
 Capabilities: ``actions``, ``checkpoint``, ``time_travel``, ``read_table`` (with
 ``read_table_timestamp``), ``log_cleanup`` (the files below a checkpoint deleted), ``checksums``
 (the ``<v>.crc`` files delta-spark writes), ``log_cleanup_by_retention`` (delta-spark's own
-``doLogCleanup`` on a table on disk). Declined with
-``UNSUPPORTED`` (the vector is skipped): other releases than 4.4.0 (``profile``), a
-``changes_data`` that differs from the operation's own flag, operation names with no
-``DeltaOperations`` class here, and ``begin`` at version -1 of an existing table. There is no
-``commit_steps``: delta-spark's commit loop is not driven one attempt at a time by a public API.
+``doLogCleanup`` on a table on disk). Declined with ``UNSUPPORTED`` (the vector is skipped): a
+``profile`` other than the newest (4.4.0) outside the engine's own minor line, a table whose
+protocol the release cannot read or write, a ``changes_data`` that differs from the operation's own
+flag, operation names with no ``DeltaOperations`` class here or in the release, and ``begin`` at
+version -1 of an existing table. There is no ``commit_steps``: delta-spark's commit loop is not
+driven one attempt at a time by a public API.
 
 Where delta-spark comes from: ``--delta-spark DIR`` (a directory with ``jars/`` and
 ``python/``), ``--delta-spark maven:GROUP:ARTIFACT:VERSION`` (the published jar), else
@@ -38,12 +50,13 @@ import sys
 import tempfile
 import traceback
 import uuid
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 PROTOCOL = "deltaspec-bridge/1"
-RELEASE = "4.4.0"
+NEWEST = "4.4.0"  # the newest release spec/ describes: its vectors are taken by every engine
 CAPABILITIES = [
     "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup",
     "checksums", "log_cleanup_by_retention",
@@ -84,24 +97,32 @@ ERRORS = (  # a marker in delta-spark's error class or message -> error kind (sc
 )
 READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vectors.md kind
     ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
+    ("TimestampEarlierThanCommitRetention", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),  # < 4.0
     ("TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
+    ("TemporallyUnstableInput", "TIMESTAMP_GREATER_THAN_COMMIT"),  # before 4.0
     ("URISyntaxException", "UNSAFE_PATH"),  # PATH.DATA_FILE: java.net.URI refuses the path
     ("VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
     ("TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),  # no start: commits before are gone
+    ("log has been truncated", "VERSIONS_NOT_CONTIGUOUS"),  # the same before error classes
     ("STATE_RECOVER", "MISSING_PROTOCOL_OR_METADATA"),
     ("UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
+    ("are not supported in this version of Delta Lake", "UNSUPPORTED_FEATURE"),  # 2.3 on DVs
     ("TABLE_FEATURES", "UNSUPPORTED_FEATURE"),
     ("INVALID_PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL"),
+    ("InvalidProtocolVersionException", "UNSUPPORTED_PROTOCOL"),  # before error classes
     ("NOT_A_DELTA_TABLE", "TABLE_NOT_FOUND"),
     ("TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
     ("EMPTY_DIRECTORY", "TABLE_NOT_FOUND"),
     ("CORRUPT_LOG_FILE", "CORRUPT_LOG_FILE"),
     ("FAILED_READ_FILE.NO_HINT", "CORRUPT_LOG_FILE"),  # a commit line that does not parse
+    ("MALFORMED_RECORD_IN_PARSING", "CORRUPT_LOG_FILE"),  # the same before 4.0
     ("VERSION", "VERSION_NOT_FOUND"),
     ("FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
 )
+UNREADABLE = ("UNSUPPORTED_FEATURE", "UNSUPPORTED_PROTOCOL")  # kinds that decline a read
 SQL_TYPES = {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}
 COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
+DELTA_JAR = re.compile(r"^delta-(?:spark|core)_2\.1[23]-(\d+\.\d+\.\d+)")
 COMMIT_FILE = re.compile(r"^\d{20}\.json$")
 CHECKPOINT_FILE = re.compile(
     r"^(\d{20})\.checkpoint(\.\d+\.\d+\.parquet|\.[0-9a-f-]+\.(parquet|json)|\.parquet)$"
@@ -151,11 +172,42 @@ def start_spark(source: str) -> Any:
     return spark
 
 
+def engine_release(jvm: Any, source: str) -> str:
+    """The delta-spark release the session runs: ``io.delta.VERSION`` (every release has it),
+    else the delta jar's manifest or file name."""
+    with contextlib.suppress(Exception):
+        return release_of(str(jvm.io.delta.package.VERSION()))
+    if source.startswith("maven:"):
+        return release_of(source.rsplit(":", 1)[-1])
+    for jar in sorted((Path(source) / "jars").glob("delta-*.jar")):
+        with contextlib.suppress(Exception), zipfile.ZipFile(jar) as archive:
+            manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
+            stated = re.search(r"^Implementation-Version: *(\S+)", manifest, re.MULTILINE)
+            if DELTA_JAR.match(jar.name) and stated:
+                return release_of(stated.group(1))
+        if DELTA_JAR.match(jar.name):
+            return release_of(jar.name)
+    raise RuntimeError(f"cannot tell the delta-spark release of {source}")
+
+
+def release_of(text: str) -> str:
+    found = re.search(r"\d+\.\d+\.\d+", text)
+    if found is None:
+        raise RuntimeError(f"not a delta-spark release: {text!r}")
+    return found.group(0)
+
+
+def minor(release: str) -> str:
+    return ".".join(release.split(".")[:2])
+
+
 @dataclass
 class Jvm:
-    """Conversions between Python values and the Scala values delta-spark's API takes."""
+    """Conversions between Python values and the Scala values delta-spark's API takes, and calls
+    that fill in the parameters a release adds (its Scala defaults, else ``None``)."""
 
     spark: Any
+    signatures: dict[str, dict[str, list[list[str]]]] = field(default_factory=dict)
 
     @property
     def jvm(self) -> Any:
@@ -169,10 +221,13 @@ class Jvm:
         java = self.jvm.java.util.ArrayList()
         for item in items:
             java.add(item)
-        return self.jvm.scala.jdk.javaapi.CollectionConverters.asScala(java).toList()
+        # JavaConverters: in Scala 2.12 and 2.13 alike (2.13's javaapi is not in 2.12)
+        return (
+            self.jvm.scala.collection.JavaConverters.asScalaBufferConverter(java).asScala().toList()
+        )
 
     def items(self, seq: Any) -> list[Any]:
-        return list(self.jvm.scala.jdk.javaapi.CollectionConverters.asJava(seq))
+        return list(self.jvm.scala.collection.JavaConverters.seqAsJavaListConverter(seq).asJava())
 
     def none(self) -> Any:
         return self.jvm.scala.Option.empty()
@@ -183,18 +238,62 @@ class Jvm:
     def empty_map(self) -> Any:
         return getattr(getattr(self.jvm.scala.collection.immutable, "Map$"), "MODULE$").empty()
 
+    def methods(self, target: Any) -> dict[str, list[list[str]]]:
+        """The public methods of ``target``'s class: name -> the parameter types of each."""
+        name = str(target.getClass().getName())
+        if name not in self.signatures:
+            found: dict[str, list[list[str]]] = {}
+            for method in target.getClass().getMethods():
+                types = [str(t.getName()) for t in method.getParameterTypes()]
+                found.setdefault(str(method.getName()), []).append(types)
+            self.signatures[name] = found
+        return self.signatures[name]
+
+    def has(self, target: Any, name: str) -> bool:
+        return name in self.methods(target)
+
+    def arities(self, target: Any, name: str) -> list[int]:
+        return sorted({len(types) for types in self.methods(target).get(name, [])})
+
+    def call(self, target: Any, name: str, *leading: Any) -> Any:
+        """``target.name(leading...)`` with the parameters after ``leading`` at their Scala
+        defaults, or ``None`` for an ``Option`` without one, whatever parameters a release adds."""
+        methods = self.methods(target)
+        for types in sorted(methods.get(name, []), key=len):
+            rest = self.fill(target, name, types, len(leading))
+            if rest is not None:
+                return getattr(target, name)(*leading, *rest)
+        raise Unsupported(f"this delta-spark has no {name}() for {len(leading)} arguments")
+
+    def fill(self, target: Any, name: str, types: list[str], given: int) -> list[Any] | None:
+        if len(types) < given:
+            return None
+        rest = []
+        for position in range(given + 1, len(types) + 1):
+            default = f"{name}$default${position}"
+            if default in self.methods(target):
+                rest.append(getattr(target, default)())
+            elif types[position - 1] == "scala.Option":
+                rest.append(self.none())
+            else:
+                return None
+        return rest
+
     def operation(self, name: str, *leading: Any) -> Any:
         """``DeltaOperations.<name>(leading...)``, the remaining parameters at their Scala
         defaults (so that it works whatever parameters a release adds at the end)."""
         qualified = f"org.apache.spark.sql.delta.DeltaOperations${name}"
-        klass = self.jvm.py4j.reflection.ReflectionUtil.classForName(qualified)
+        try:
+            klass = self.jvm.py4j.reflection.ReflectionUtil.classForName(qualified)
+        except Exception as error:
+            raise Unsupported(f"this delta-spark has no DeltaOperations.{name}") from error
         arity = max(c.getParameterCount() for c in klass.getConstructors())
         companion = getattr(getattr(self.delta, f"DeltaOperations${name}$"), "MODULE$")
         defaults = [
             getattr(companion, f"$lessinit$greater$default${i}")()
             for i in range(len(leading) + 1, arity + 1)
         ]
-        return getattr(self.delta, f"DeltaOperations${name}")(*leading, *defaults)
+        return getattr(self.delta, f"DeltaOperations${name}")(*leading[:arity], *defaults)
 
     def expression(self, sql: str) -> Any:
         return self.spark._jsparkSession.sessionState().sqlParser().parseExpression(sql)
@@ -473,27 +572,85 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
         return {"version": -1}
     metadata = json.loads(snapshot.metadata().json())["metaData"]
     protocol = json.loads(snapshot.protocol().json())["protocol"]
-    domains = {
-        d.domain(): d.configuration()
-        for d in jvm.items(snapshot.domainMetadata())
-        if not d.removed()
-    }
     txns = {t.appId(): t.version() for t in jvm.items(snapshot.setTransactions())}
     for features in ("readerFeatures", "writerFeatures"):  # sets: sorted (spec/bridge.md)
         if protocol.get(features) is not None:
             protocol[features] = sorted(protocol[features])
-    files = jvm.records(snapshot.allFiles(), "path", "baseRowId", "defaultRowCommitVersion")
-    return {
+    found: dict[str, Any] = {
         "version": snapshot.version(),
-        "files": sorted(path for path, _, _ in files),
-        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
+        **live_files(jvm, snapshot),
         "tombstones": sorted(jvm.rows(snapshot.tombstones(), "path")),
         "app_txns": txns,
-        "domains": domains,
         "properties": metadata.get("configuration") or {},
         "partition_columns": metadata.get("partitionColumns") or [],
         "protocol": protocol,
+        "domains": {},  # before 3.0.0 a snapshot keeps no domain metadata (the lines are ignored)
     }
+    if jvm.has(snapshot, "domainMetadata"):
+        found["domains"] = {
+            d.domain(): d.configuration()
+            for d in jvm.items(snapshot.domainMetadata())
+            if not d.removed()
+        }
+    return found
+
+
+def live_files(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
+    """``files`` and ``row_ids``: ``[null, null]`` for every file where the release's AddFile
+    has no row tracking fields (before 3.0.0)."""
+    frame = snapshot.allFiles()
+    if "baseRowId" not in list(frame.columns()):
+        paths = sorted(jvm.rows(frame, "path"))
+        return {"files": paths, "row_ids": {path: [None, None] for path in paths}}
+    files = jvm.records(frame, "path", "baseRowId", "defaultRowCommitVersion")
+    return {
+        "files": sorted(path for path, _, _ in files),
+        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
+    }
+
+
+def track_predicates(jvm: Jvm, txn: Any, filters: list[Any], partition_only: bool) -> None:
+    """``trackReadPredicates(filters, partitionOnly)`` (2.4.0 on). Before 2.4.0 there is no
+    such call: what ``filterFiles`` records is appended to the transaction's read predicates
+    directly, the AND of the partition-only filters (wrapped as a DeltaTablePartitionReadPredicate
+    in 2.3.x), without the files its scan would add."""
+    if jvm.has(txn, "trackReadPredicates"):
+        txn.trackReadPredicates(jvm.seq(filters), partition_only, True)
+        return
+    columns, session = txn.metadata().partitionColumns(), jvm.spark._jsparkSession
+    only = jvm.delta.DeltaTableUtils.isPredicatePartitionColumnsOnly
+    kept = [f for f in filters if partition_only or only(f, columns, session)]
+    expressions = jvm.jvm.org.apache.spark.sql.catalyst.expressions
+    predicate = expressions.Literal.TrueLiteral()
+    for position, condition in enumerate(kept):
+        predicate = condition if position == 0 else expressions.And(predicate, condition)
+    with contextlib.suppress(Exception):  # 2.3.x: the read predicates are wrapped
+        predicate = jvm.delta.DeltaTablePartitionReadPredicate(predicate, True)
+    getattr(txn.readPredicates(), "$plus$eq")(predicate)
+
+
+def start_transaction(jvm: Jvm, log: Any, snapshot: Any) -> Any:
+    """A transaction on the latest snapshot, or on ``snapshot``: ``startTransaction(catalogTable,
+    snapshot)`` since 3.0.0, ``startTransaction(snapshot)`` in 2.2-2.4, the constructor in 2.1."""
+    if snapshot is None:
+        return log.startTransaction()
+    arities = jvm.arities(log, "startTransaction")
+    if 2 in arities:
+        return log.startTransaction(jvm.none(), jvm.some(snapshot))
+    if 1 in arities:
+        return log.startTransaction(jvm.some(snapshot))
+    return jvm.delta.OptimisticTransaction(log, snapshot, log.clock())
+
+
+def commit_at_time(jvm: Jvm, log: Any, moment: Any) -> int:
+    """The version of the last commit at or before ``moment`` (the history's
+    ``getActiveCommitAtTime``; it takes the catalog table second since 4.0.0)."""
+    history = log.history()
+    if 5 in jvm.arities(history, "getActiveCommitAtTime"):
+        commit = history.getActiveCommitAtTime(moment, jvm.none(), False, True, False)
+    else:
+        commit = history.getActiveCommitAtTime(moment, False, True, False)
+    return int(commit.version())
 
 
 def commit_infos(log: Path, after: int) -> list[tuple[int, dict[str, Any]]]:
@@ -513,7 +670,7 @@ def winner_version(text: str, log: Path, read_version: int) -> int:
 
     The message prints the winner's commitInfo after "Conflicting commit:", with its version only
     when the winner's commitInfo carries one; otherwise the commitInfo is looked up in the log
-    (its txnId, else the whole object). A winner without a commitInfo falls back to the first
+    (``quotes``). A winner without a commitInfo falls back to the first
     version after the read."""
     stated = re.search(r"committed at version (\d+)", text) or re.search(
         r'"version"\s*:\s*(\d+)', text
@@ -522,14 +679,38 @@ def winner_version(text: str, log: Path, read_version: int) -> int:
         return int(stated.group(1))
     quoted = re.search(r"Conflicting commit: (\{.*\})\s*$", text, re.MULTILINE)
     if quoted:
-        with contextlib.suppress(ValueError):
-            info = json.loads(quoted.group(1))
-            for version, candidate in commit_infos(log, read_version):
-                if candidate == info or (
-                    info.get("txnId") is not None and candidate.get("txnId") == info["txnId"]
-                ):
-                    return version
+        for version, candidate in commit_infos(log, read_version):
+            if quotes(quoted.group(1), candidate):
+                return version
     return read_version + 1
+
+
+def quotes(quoted: str, info: dict[str, Any]) -> bool:
+    """Whether the commitInfo a conflict message quotes is ``info``: the same object, or the same
+    txnId, or (no txnId, before 2.3.0) the same timestamp and operation. Older releases quote
+    it as JSON with unquoted operation parameters, so the fields are matched as text."""
+    with contextlib.suppress(ValueError):
+        if json.loads(quoted) == info:
+            return True
+    txn_id = re.search(r'"txnId"\s*:\s*"([^"]+)"', quoted)
+    if txn_id:
+        return bool(info.get("txnId") == txn_id.group(1))
+    moment = re.search(r'"timestamp"\s*:\s*(\d+)', quoted)
+    name = re.search(r'"operation"\s*:\s*"([^"]+)"', quoted)
+    if moment is None or name is None:
+        return False
+    return (info.get("timestamp"), info.get("operation")) == (int(moment.group(1)), name.group(1))
+
+
+def decline_unreadable(error: Exception) -> None:
+    """Declines the vector (UNSUPPORTED) when a Java failure says this release cannot read or
+    write the table's protocol, as log-vectors.md's UNSUPPORTED_* kinds decline a read (an
+    outcome of scenarios.md — a conflict or an error of ERRORS — is not declined)."""
+    failure = java_failure(error)
+    if failure is None or any(n in CONFLICTS for n in failure[0]):
+        return
+    if classify(failure[1], ERRORS) is None and classify(failure[1], READ_ERRORS) in UNREADABLE:
+        raise Unsupported(f"this delta-spark cannot take the table: {failure[1][:1000]}") from error
 
 
 def failure_outcome(error: Exception, read_version: int, log: Path) -> dict[str, Any]:
@@ -570,8 +751,8 @@ class Table:
     def at(self, version: int | None) -> Any:
         log = self.delta_log()
         if version is None:
-            return log.update(False, self.jvm.none(), self.jvm.none())
-        return log.getSnapshotAt(version, self.jvm.none(), self.jvm.none(), False)
+            return self.jvm.call(log, "update")
+        return self.jvm.call(log, "getSnapshotAt", version)
 
     def writer(self, name: str) -> Writer:
         if name not in self.writers:
@@ -592,13 +773,9 @@ class Table:
             failure = java_failure(error)
             if failure is None:
                 raise
+            decline_unreadable(error)  # a table this release cannot read is no missing version
             return {"error": "VERSION_NOT_FOUND", "message": failure[1][:2000]}
-        log = self.delta_log()
-        txn = (
-            log.startTransaction()
-            if snapshot is None
-            else log.startTransaction(self.jvm.none(), self.jvm.some(snapshot))
-        )
+        txn = start_transaction(self.jvm, self.delta_log(), snapshot)
         state, types = snapshot_state(self.jvm, txn.snapshot())
         self.writers[name] = Writer(
             txn, spec["operation"], state, types, spec.get("commit_if_needed", True)
@@ -622,20 +799,20 @@ class Table:
         if "app_id" in read:
             txn.txnVersion(read["app_id"])
         if "filter" in read:
-            filters = jvm.seq(
-                [jvm.expression(predicate_sql(p, writer.types)) for p in read["filter"]]
-            )
+            filters = [jvm.expression(predicate_sql(p, writer.types)) for p in read["filter"]]
             if "files" in read:  # the listed files model data skipping
-                txn.trackReadPredicates(filters, False, True)
+                track_predicates(jvm, txn, filters, partition_only=False)
             else:
-                txn.filterFiles(filters, False)
+                keep_records = 2 in jvm.arities(txn, "filterFiles")  # since 2.2.0
+                txn.filterFiles(jvm.seq(filters), *([False] if keep_records else []))
         if "predicate" in read:
             predicate = jvm.expression(predicate_sql(read["predicate"], writer.types))
-            txn.trackReadPredicates(jvm.seq([predicate]), True, True)
+            track_predicates(jvm, txn, [predicate], partition_only=True)
         if "files" in read:
             wanted = set(read["files"])
             adds = [a for a in txn.snapshot().allFiles().collectAsList() if a.path() in wanted]
-            txn.trackFilesRead(jvm.seq(adds))
+            track = "trackFilesRead" if jvm.has(txn, "trackFilesRead") else "withFilesRead"
+            getattr(txn, track)(jvm.seq(adds))  # renamed in 2.4.0
 
     def stage(self, name: str, actions: list[dict[str, Any]], now: int) -> None:
         writer = self.writer(name)
@@ -650,17 +827,27 @@ class Table:
         actions = jvm.seq([jvm.delta.actions.Action.fromJson(line) for line in lines])
         op = operation(jvm, writer.operation, actions, writer.txn.snapshot())
         try:
-            if writer.commit_if_needed:
-                committed = writer.txn.commitIfNeeded(actions, op, jvm.empty_map())
-                version = int(committed.get()) if committed.isDefined() else None
-            else:
-                version = int(writer.txn.commit(actions, op))
+            version = self.run_commit(writer, actions, op)
         except Exception as error:
+            decline_unreadable(error)
             read_version = int(writer.txn.readVersion())
             writer.outcome = failure_outcome(error, read_version, self.root / "_delta_log")
             return writer.outcome
         writer.outcome = {"skipped": True} if version is None else self.committed(version)
         return writer.outcome
+
+    def run_commit(self, writer: Writer, actions: Any, op: Any) -> int | None:
+        """``commitIfNeeded`` (an Option of the version; Unit before 3.3.0: the version is found
+        by the transaction's txnId in the log; absent before 2.3.0: ``commit``) or ``commit``."""
+        txn, jvm = writer.txn, self.jvm
+        if not writer.commit_if_needed or not jvm.has(txn, "commitIfNeeded"):
+            return int(txn.commit(actions, op))
+        committed = jvm.call(txn, "commitIfNeeded", actions, op)
+        if committed is not None:
+            return int(committed.get()) if committed.isDefined() else None
+        txn_id = str(txn.txnId())
+        found = commit_infos(self.root / "_delta_log", int(txn.readVersion()))
+        return next((v for v, info in found if info.get("txnId") == txn_id), None)
 
     def committed(self, version: int) -> dict[str, Any]:
         text = (self.root / "_delta_log" / f"{version:020d}.json").read_text(encoding="utf-8")
@@ -674,7 +861,7 @@ class Table:
 
     def checkpoint(self, version: int, now: int) -> None:
         self.clock.setTime(now)
-        self.delta_log().checkpoint(self.at(version), self.jvm.none())
+        self.jvm.call(self.delta_log(), "checkpoint", self.at(version))
 
     def clean_up_log(self, version: int) -> None:
         """scenarios.md `clean_up_log`: the files of every version below a checkpointed
@@ -712,6 +899,7 @@ class Bridge:
 
     source: str
     jvm_: Jvm | None = None
+    release: str = ""
     table: Table | None = None
     scratch: Path = field(
         default_factory=lambda: Path(tempfile.mkdtemp(prefix="deltaspark-bridge-"))
@@ -721,7 +909,12 @@ class Bridge:
     def jvm(self) -> Jvm:
         if self.jvm_ is None:
             self.jvm_ = Jvm(start_spark(self.source))
+            self.release = engine_release(self.jvm_.jvm, self.source)
         return self.jvm_
+
+    def engine_release(self) -> str:
+        """The release of the engine, which is started for it."""
+        return self.release if self.jvm else ""
 
     def current(self) -> Table:
         if self.table is None:
@@ -729,10 +922,11 @@ class Bridge:
         return self.table
 
     def create(self, setup: dict[str, Any]) -> None:
-        if setup.get("profile") not in (None, RELEASE):
-            raise Unsupported(f"this bridge is delta-spark {RELEASE}, not {setup['profile']}")
-        self.close()
         jvm = self.jvm
+        profile = setup.get("profile")
+        if profile not in (None, NEWEST) and minor(profile) != minor(self.release):
+            raise Unsupported(f"this engine is delta-spark {self.release}, not {profile}")
+        self.close()
         for key, setting in CONF.items():
             value = setup["config"].get(key)
             if value is None:
@@ -766,18 +960,21 @@ class Bridge:
             log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
             if timestamp is not None:  # ICT.TIME_TRAVEL: the last version at or before it
                 moment = jvm.jvm.java.sql.Timestamp(timestamp)
-                commit = log.history().getActiveCommitAtTime(moment, jvm.none(), False, True, False)
-                version = int(commit.version())
+                version = commit_at_time(jvm, log, moment)
             if version is None:
-                snapshot = log.update(False, jvm.none(), jvm.none())
+                snapshot = jvm.call(log, "update")
             elif not any((Path(path) / "_delta_log").glob("*")):
                 return {"error": "TABLE_NOT_FOUND", "message": f"no _delta_log at {path}"}
             else:
                 try:
-                    snapshot = log.getSnapshotAt(version, jvm.none(), jvm.none(), False)
+                    snapshot = jvm.call(log, "getSnapshotAt", version)
                 except Exception as error:
                     failed = read_error(error, "READ_FAILED")
-                    if "TRUNCATED_TRANSACTION_LOG" in failed["message"]:
+                    truncated = ("TRUNCATED_TRANSACTION_LOG", "log has been truncated")
+                    if any(m in failed["message"] for m in truncated) or (
+                        failed["error"] == "TABLE_NOT_FOUND"  # before 4.0: DELTA_EMPTY_DIRECTORY
+                        and jvm.call(log, "update").version() >= 0
+                    ):
                         # the latest loaded: only this version's commits are gone, as delta-spark's
                         # own time travel says (DELTA_VERSION_NOT_FOUND)
                         failed["error"] = "VERSION_NOT_FOUND"
@@ -793,16 +990,23 @@ class Bridge:
         jvm.delta.DeltaLog.clearCache()
         try:
             log = jvm.delta.DeltaLog.forTable(jvm.spark._jsparkSession, path)
-            log.doLogCleanup(log.update(False, jvm.none(), jvm.none()), jvm.none())
+            jvm.call(log, "doLogCleanup", jvm.call(log, "update"))
         except Exception as error:
             return read_error(error, "CLEANUP_FAILED")
         return None
 
     def answer(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return self.serve(method, params)
+        except Exception as error:
+            decline_unreadable(error)
+            raise
+
+    def serve(self, method: str, params: dict[str, Any]) -> Any:
         if method == "hello":
             return {
                 "protocol": PROTOCOL,
-                "name": f"delta-spark-{RELEASE}-bridge",
+                "name": f"delta-spark-{self.engine_release()}-bridge",
                 "capabilities": CAPABILITIES,
             }
         if method == "create":
