@@ -147,9 +147,12 @@ def relabel(record: Json) -> Json:
     issues and the gate as they are (``label``), with the counts and verified rules that follow.
     A run made by hand, through a plain ``cmd:`` bridge, or before a correction of the known
     issues or of the gate is judged as ``deltaspark@RELEASE`` would judge it today."""
+    corpora = {suite: vectors(suite) for suite in SUITES}
     for release, entry in record["releases"].items():
         for suite in SUITES:
-            judged = entry.get(suite, {})
+            judged = {v: j for v, j in entry.get(suite, {}).items() if v in corpora[suite]}
+            if suite in entry:
+                entry[suite] = judged  # a vector removed from the corpus drops out
             for vector, label in labels(judged, release, suite).items():
                 judged[vector]["label"] = label
             if suite in entry.get("runs", {}):
