@@ -10,8 +10,8 @@ never an unsafe one; an entry whose case now passes is **stale** and must be rem
 One exception, decided by the spec and not by an adapter's list: where a rule's text says the spec
 is **stricter than delta-spark on purpose** (rules.STRICTER_MARKER), delta-spark's own adapters
 list the vectors of that rule as ``"stricter": true`` known issues. Such a case is reported as
-``stricter`` and does not fail the run, whatever its verdict; an entry marked so whose rule does not
-carry the marker is refused when the list is loaded (KnownIssueError).
+``spec stricter`` and does not fail the run, whatever its verdict; an entry marked so whose rule
+does not carry the marker is refused when the list is loaded (KnownIssueError).
 """
 
 from __future__ import annotations
