@@ -56,16 +56,15 @@ def not_for_release(
     scenario: Scenario | LogVector, release: Release, rules: Mapping[str, Rule]
 ) -> str | None:
     """Why ``scenario`` does not apply to an engine following ``release`` (None: it applies)."""
-    own = parse_release(scenario.data.get("profile", NEWEST))
+    own, newest = parse_release(scenario.data.get("profile", NEWEST)), parse_release(NEWEST)
     if own[:2] == release[:2]:
         return None
-    if own != parse_release(NEWEST):
+    if own != newest:
         return f"written for release {'.'.join(map(str, own))}"
     at = ".".join(map(str, release))
     outside = [r for r in scenario.rules if r in rules and not covers(rules[r].releases, release)]
     if outside:
         return f"{outside[0]} does not hold at {at}"
-    newest = parse_release(NEWEST)
     for behaviour in behaviours().values():
         cited = sorted(set(behaviour.rules) & set(scenario.rules))
         if cited and behaviour.holds_in(release) != behaviour.holds_in(newest):

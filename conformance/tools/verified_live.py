@@ -1,9 +1,9 @@
 """What live delta-spark said of every vector, release by release: spec/data/verified_live.json.
 
 The file holds, per delta-spark release, the adapter that ran it, each suite's last full run (date,
-command, seconds, counts) and every vector's verdict label (``pass``, ``skipped``, ``known``,
-``spec stricter``, …) with the digest of the vector it judged, plus the rules each passing vector
-verifies. It is written only from real runs:
+command, seconds, counts) and every vector's verdict with its label under today's known issues and
+gate (``pass``, ``skipped``, ``known``, ``spec stricter``, …) and the digest of the vector it
+judged, plus the rules each passing vector verifies. It is written only from real runs:
 
     python -m deltaspec.conformance.tools.verified_live record --release 4.4.0 --full
     python -m deltaspec.conformance.tools.verified_live record --release 4.4.0 --changed
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from deltaspec.conformance.adapters.deltaspark_session import RELEASE
+from deltaspec.conformance.adapters.registry import PINNED_ENGINE
 from deltaspec.conformance.engines.cache import cache_root
 from deltaspec.conformance.harness.gate import not_for_release, parse_release
 from deltaspec.conformance.harness.logvectors import load_log_vectors
@@ -53,6 +54,8 @@ PRIMARY = RELEASE
 ``$DELTASPEC_DELTA_SPARK``); its record is the one every vector must have."""
 SUITES = ("scenarios", "logs")
 Json = dict[str, Any]
+Corpora = dict[str, dict[str, Any]]
+"""Suite → vector id → the vector (a Scenario or a LogVector), loaded once per command."""
 
 
 def digest(data: Mapping[str, Any]) -> str:
@@ -61,14 +64,14 @@ def digest(data: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def vectors(suite: str) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Vector id → (digest, rules) of one suite's corpus."""
-    loaded: Iterable[Any] = load_scenarios() if suite == "scenarios" else load_log_vectors()
-    return {v.id: (digest(v.data), v.rules) for v in loaded}
+def corpora() -> Corpora:
+    """Both suites' vectors by id."""
+    loaded: dict[str, Iterable[Any]] = {"scenarios": load_scenarios(), "logs": load_log_vectors()}
+    return {suite: {v.id: v for v in vectors} for suite, vectors in loaded.items()}
 
 
 def adapter_for(release: str) -> str:
-    return "deltaspark" if release == PRIMARY else f"deltaspark@{release}"
+    return "deltaspark" if release == PRIMARY else f"{PINNED_ENGINE}{release}"
 
 
 def load(path: Path = TARGET) -> Json:
@@ -116,84 +119,70 @@ def unrecorded(record: Json, release: str, suite: str) -> dict[str, str]:
     (id → ``"new"`` or ``"changed"``)."""
     judged = record["releases"].get(release, {}).get(suite, {})
     out = {}
-    for vector, (current, _) in vectors(suite).items():
+    for vector, loaded in corpora()[suite].items():
         if vector not in judged:
             out[vector] = "new"
-        elif judged[vector]["digest"] != current:
+        elif judged[vector]["digest"] != digest(loaded.data):
             out[vector] = "changed"
     return out
 
 
 def merge(record: Json, release: str, suite: str, report: Json, run: Json, *, full: bool) -> Json:
     """``record`` with one run's verdicts of ``suite`` on ``release`` taken in."""
-    corpus = vectors(suite)
+    found = corpora()
+    corpus = found[suite]
     record["primary"] = PRIMARY
     entry = record["releases"].setdefault(release, {"adapter": adapter_for(release)})
     judged: dict[str, Json] = {} if full else dict(entry.get(suite, {}))
     kind = "full" if full else "changed"
     for case in report["suites"][suite]:
         if case["case"] in corpus:
-            digest_now = corpus[case["case"]][0]
+            digest_now = digest(corpus[case["case"]].data)
             judged[case["case"]] = {"verdict": case["verdict"], "digest": digest_now, "run": kind}
-    entry[suite] = {v: judged[v] for v in sorted(judged) if v in corpus}  # removed ones drop out
+    entry[suite] = dict(sorted(judged.items()))
     if full:
         entry.setdefault("runs", {})[suite] = dict(run)
-    record["releases"] = dict(sorted(record["releases"].items(), key=lambda kv: _key(kv[0])))
-    return relabel(record)
+    ordered = sorted(record["releases"].items(), key=lambda kv: parse_release(kv[0]))
+    record["releases"] = dict(ordered)
+    return relabel(record, found)
 
 
-def relabel(record: Json) -> Json:
+def relabel(record: Json, found: Corpora | None = None) -> Json:
     """Every recorded verdict labelled as its release's adapter judges it now: against the known
     issues and the gate as they are (``label``), with the counts and verified rules that follow.
     A run made by hand, through a plain ``cmd:`` bridge, or before a correction of the known
     issues or of the gate is judged as ``deltaspark@RELEASE`` would judge it today."""
-    corpora = {suite: vectors(suite) for suite in SUITES}
+    found = found if found is not None else corpora()
+    rules = {rule.id: rule for rule in load_rules()}
     for release, entry in record["releases"].items():
+        known = load_known_issues(adapter_for(release))
         for suite in SUITES:
-            judged = {v: j for v, j in entry.get(suite, {}).items() if v in corpora[suite]}
+            judged = {v: j for v, j in entry.get(suite, {}).items() if v in found[suite]}
             if suite in entry:
                 entry[suite] = judged  # a vector removed from the corpus drops out
-            for vector, label in labels(judged, release, suite).items():
-                judged[vector]["label"] = label
+            results = [CaseResult(vector, Verdict(j["verdict"])) for vector, j in judged.items()]
+            for result in apply_known(results, known):
+                gated = not_for_release(found[suite][result.case], parse_release(release), rules)
+                judged[result.case]["label"] = result.label if gated is None else "skipped"
             if suite in entry.get("runs", {}):
                 entry["runs"][suite]["counts"] = tally(judged)
-        entry["rules"] = rules_verified(entry)
+        entry["rules"] = rules_verified(entry, found)
     return record
-
-
-def labels(judged: Mapping[str, Json], release: str, suite: str) -> dict[str, str]:
-    """Each recorded vector's label on ``release``: its verdict, or ``known``/``spec stricter``
-    by the release's known issues, or ``skipped`` where the gate does not apply it."""
-    results = [CaseResult(vector, Verdict(j["verdict"])) for vector, j in judged.items()]
-    known = load_known_issues(adapter_for(release))
-    out = {result.case: result.label for result in apply_known(results, known)}
-    rules = {rule.id: rule for rule in load_rules()}
-    at = parse_release(release)
-    corpus = load_scenarios() if suite == "scenarios" else load_log_vectors()
-    for vector in corpus:
-        if vector.id in out and not_for_release(vector, at, rules) is not None:
-            out[vector.id] = "skipped"
-    return out
 
 
 def tally(judged: Mapping[str, Json]) -> dict[str, int]:
     return dict(sorted(Counter(j["label"] for j in judged.values()).items()))
 
 
-def rules_verified(entry: Mapping[str, Any]) -> dict[str, list[str]]:
+def rules_verified(entry: Mapping[str, Any], found: Corpora) -> dict[str, list[str]]:
     """Rule ID → the vectors citing it that passed (a known issue verifies nothing)."""
     out: dict[str, list[str]] = {}
     for suite in SUITES:
-        cited = {v: rules for v, (_, rules) in vectors(suite).items()}
         for vector, judged in entry.get(suite, {}).items():
-            if judged["label"] == "pass" and vector in cited:
-                for rule in cited[vector]:
+            if judged["label"] == "pass" and vector in found[suite]:
+                for rule in found[suite][vector].rules:
                     out.setdefault(rule, []).append(vector)
-    return {rule: sorted(found) for rule, found in sorted(out.items())}
-
-
-def _key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split("."))
+    return {rule: sorted(vectors) for rule, vectors in sorted(out.items())}
 
 
 def conformance_command(release: str, suite: str, cases: Iterable[str], report: Path) -> list[str]:

@@ -160,13 +160,10 @@ def _live_record(root: Traversable | None) -> tuple[str, dict[str, dict[str, lis
     return str(data["primary"]), rules
 
 
-def verified_live(
-    root: Traversable | None = None, release: str | None = None
-) -> dict[str, tuple[str, ...]]:
-    """Rule ID → the vectors citing it that pass on live delta-spark ``release`` (default: the
-    primary, in-process reference engine)."""
+def verified_live(root: Traversable | None = None) -> dict[str, tuple[str, ...]]:
+    """Rule ID → the vectors citing it that pass on the primary, in-process reference engine."""
     primary, by_release = _live_record(root)
-    rules = by_release.get(release or primary, {})
+    rules = by_release.get(primary, {})
     return {rule: tuple(vectors) for rule, vectors in rules.items()}
 
 

@@ -217,27 +217,29 @@ def _read_suite(
     else:
         # --only DIR: that directory's log vectors alone
         extra = [] if options.include_spec else corpus.scenario_dirs
-        vectors = [
+        chosen = [
             v
             for v in load_log_vectors(extra, include_spec=options.include_spec)
-            if options.selection.matches(v.id, v.rules) and _for_profile(v, options)
+            if options.selection.matches(v.id, v.rules)
         ]
+        vectors = _for_profile(chosen, options)
         progress = suites.Progress("logs", len(vectors))
         results = run_log_vectors(reader, vectors, progress=progress)
     progress.finish()
     return apply_known([r for r in results if options.selection.matches(r.case, r.rules)], known)
 
 
-def _for_profile(vector: Any, options: RunOptions) -> bool:
-    """Whether a log vector applies under ``--profile``: as a scenario vector for the newest
+def _for_profile(vectors: list[Any], options: RunOptions) -> list[Any]:
+    """The log vectors that apply under ``--profile``: as a scenario vector for the newest
     release does (gate.not_for_release: its rules hold then, and behave as at the newest)."""
     if options.gate is None or options.gate.profile is None:
-        return True
+        return vectors
     from deltaspec.conformance.harness.gate import not_for_release, parse_release
     from deltaspec.rules import load_rules
 
     rules = {rule.id: rule for rule in load_rules()}
-    return not_for_release(vector, parse_release(options.gate.profile), rules) is None
+    release = parse_release(options.gate.profile)
+    return [v for v in vectors if not_for_release(v, release, rules) is None]
 
 
 def print_report(report: Report, corpus: list[str] | None = None) -> None:

@@ -8,7 +8,14 @@ import sys
 from difflib import get_close_matches
 from typing import Any
 
-from deltaspec.rules import Rule, live_releases, load_rules, rule_text, verified_live
+from deltaspec.rules import (
+    Rule,
+    live_releases,
+    load_rules,
+    release_of,
+    rule_text,
+    verified_live,
+)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -48,17 +55,13 @@ def run(args: argparse.Namespace) -> int:
     for rule in rules:
         checked = ",".join(releases.get(rule.id, ())) or "paper"
         print(f"{rule.id:<{width}}  {rule.releases:<22}  {checked:<12}  {rule.title}")
-    every = sorted({r for found in releases.values() for r in found}, key=_release_key)
+    every = sorted({r for found in releases.values() for r in found}, key=release_of)
     print(
         f"{len(rules)} rules; {sum(r.id in releases for r in rules)} verified on live delta-spark "
         f"(a vector citing them passes on it; releases run: {', '.join(every) or 'none'}), "
         "the rest on paper"
     )
     return 0
-
-
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split("."))
 
 
 def print_rules(rules: list[Rule], ids: list[str]) -> int:
