@@ -580,6 +580,12 @@ def verified_checkpoint_vectors() -> list[Json]:
         **hint(4, len(rows4)),
     }
     three = {checkpoint_name(3): TORN, **commits(0, 1, 2, 3), **hint(3, len(rows3))}
+    whole = {
+        checkpoint_name(2): {"checkpoint": rows2},
+        **commits(0, 1, 2, 3, 4),
+        **hint(2, len(rows2)),
+    }
+    empty = {checkpoint_name(3): {"text": ""}, **commits(0, 1, 2, 3)}
     tomb = {"tombstones": ["a"]}
     return [
         vector(
@@ -607,6 +613,29 @@ def verified_checkpoint_vectors() -> list[Json]:
             three,
             [snapshot(0, LIVE[0]), snapshot(2, LIVE[2], **tomb)],
             file_times=old(n for n in three if n != "_last_checkpoint"),
+            clean_up_expired_logs=True,
+        ),
+        vector(
+            "retention/verified-checkpoint/whole-checkpoint-bounds-cleanup",
+            "Commits 0-3 and the checkpoint of version 2 have expired; the checkpoint is whole "
+            "and _last_checkpoint names it. The engine's own log cleanup deletes the commits "
+            "below it (0-1: version 1 is gone) and nothing at or above it: versions 2-4 read.",
+            ["RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG", "CHECKPOINT.READ"],
+            whole,
+            [{"version": 1, "error": "VERSION_NOT_FOUND"}, snapshot(2, LIVE[2], **tomb),
+             snapshot(4, LIVE[4], **tomb)],
+            file_times=old(n for n in whole if n not in {name(4), "_last_checkpoint"}),
+            clean_up_expired_logs=True,
+        ),
+        vector(
+            "retention/verified-checkpoint/empty-checkpoint-deletes-nothing",
+            "Commits 0-3 have expired and the only checkpoint, of version 3, is a zero-length "
+            "file (no _last_checkpoint): an empty file is no checkpoint, so the engine's own "
+            "log cleanup deletes nothing and every version still reads from the commits.",
+            ["RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG"],
+            empty,
+            [snapshot(0, LIVE[0]), snapshot(2, LIVE[2], **tomb), snapshot(3, LIVE[3], **tomb)],
+            file_times=old(n for n in empty if n != name(3)),
             clean_up_expired_logs=True,
         ),
     ]  # fmt: skip
