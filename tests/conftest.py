@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from deltaspec.rules import load_rules
+from deltaspec.rules import PRIMARY_LIVE_RELEASE, load_rules
 
 settings.register_profile(
     "ci",
@@ -63,11 +63,27 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The default live engine, published delta-spark PRIMARY_LIVE_RELEASE, fetched into the
+    cache once (``deltaspec engines fetch``; reused when its checksums match) unless
+    ``$DELTASPEC_DELTA_SPARK`` names another. A failed fetch fails the tests that need it, with
+    the reason (``spark`` below)."""
+    from deltaspec.conformance.adapters.deltaspark_session import ENV
+
+    if os.environ.get(ENV):
+        return
+    from deltaspec.conformance.engines.fetch import fetch
+    from deltaspec.conformance.engines.pins import load_pins
+
+    fetch(load_pins().by_release[PRIMARY_LIVE_RELEASE])
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One local SparkSession (local[2]) per test worker, started on first use, with live
-    delta-spark loaded (``$DELTASPEC_DELTA_SPARK``, default ../shared/delta-spark): our Spark path
-    and the reference engine share it, as Spark cannot add jars to a running session."""
+    delta-spark loaded (``$DELTASPEC_DELTA_SPARK``, default the published PRIMARY_LIVE_RELEASE
+    in the engines cache): our Spark path and the reference engine share it, as Spark cannot add
+    jars to a running session."""
     from deltaspec.conformance.adapters.deltaspark_session import (
         DeltaSparkUnavailable,
         delta_session,

@@ -4,7 +4,11 @@ Where delta-spark comes from is one setting, ``DELTASPEC_DELTA_SPARK`` (or the `
 argument):
 
 - a directory holding ``jars/*.jar`` and, optionally, ``python/delta`` (delta-spark's Python
-  package), as ``../shared/delta-spark`` does — the default, next to the repository;
+  package): a maintainer's own build, such as ``../shared/delta-spark`` (4.4.0 built from source
+  for pyspark 4.3.0, which needs that pyspark in the environment);
+- unset: the published delta-spark of ``PRIMARY_LIVE_RELEASE`` as ``deltaspec engines fetch``
+  leaves it in the cache (its Maven jars and its PyPI Python package), on the pyspark the
+  project's ``dev`` dependencies pin for it;
 - ``maven:GROUP:ARTIFACT:VERSION`` (e.g. ``maven:io.delta:delta-spark_2.13:4.4.0``): the published
   jar through ``spark.jars.packages``, with the ``delta-spark`` pip package for the Python API.
 
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deltaspec.conformance.engines.cache import engine_dir
 from deltaspec.rules import PRIMARY_LIVE_RELEASE
 
 ENV = "DELTASPEC_DELTA_SPARK"
@@ -30,7 +35,8 @@ MAVEN_PREFIX = "maven:"
 RELEASE = PRIMARY_LIVE_RELEASE
 """The delta-spark release the engine is expected to be; vectors of other releases are declined."""
 
-DEFAULT_LOCATION = Path(__file__).resolve().parents[2] / ".." / "shared" / "delta-spark"
+DEFAULT_LOCATION = engine_dir(PRIMARY_LIVE_RELEASE)
+"""The published engine in the cache; ``deltaspec engines fetch`` puts it there."""
 
 EXTENSION_CONFS: Mapping[str, str] = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -74,9 +80,10 @@ def locate(location: str | os.PathLike[str] | None = None) -> DeltaSparkHome:
     folder = Path(spec) if spec else DEFAULT_LOCATION
     jars = tuple(sorted((folder / "jars").glob("*.jar")))
     if not jars:
+        fetch = f"run `deltaspec engines fetch {RELEASE}`, or " if not spec else ""
         raise DeltaSparkUnavailable(
-            f"no delta-spark jars in {folder.resolve()}/jars (set {ENV} to a directory with "
-            f"jars/ and python/, or to {MAVEN_PREFIX}io.delta:delta-spark_2.13:{RELEASE})"
+            f"no delta-spark jars in {folder.resolve()}/jars ({fetch}set {ENV} to a directory "
+            f"with jars/ and python/, or to {MAVEN_PREFIX}io.delta:delta-spark_2.13:{RELEASE})"
         )
     python = folder / "python"
     return DeltaSparkHome(jars=jars, python=python if (python / "delta").is_dir() else None)

@@ -6,17 +6,20 @@ files cross-checked against PyPI's digests) and whether it runs is measured, not
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import fcntl
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from deltaspec.conformance.engines import jars, pyenv
+from deltaspec.conformance.engines import jars, pyenv, python_api
 from deltaspec.conformance.engines.cache import (
     cache_root,
     engine_dir,
@@ -66,13 +69,23 @@ def java_major() -> int:
     return int(match.group(2) or 0) if major == 1 else major
 
 
+@contextlib.contextmanager
+def fetch_lock() -> Iterator[None]:
+    """One fetch at a time per cache (test workers each make sure of the same engine)."""
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with (cache_root() / ".fetch.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def fetch(pin: EnginePin, *, repin: bool = False, check: bool = False) -> FetchResult:
     """Fetch (or reuse) the engine of ``pin``; ``check`` runs the smoke check too."""
     start = time.monotonic()
     if not pin.runs and not repin:
         return FetchResult(pin, Status.NOT_RUNNABLE, 0.0, detail=pin.why_not or "")
     try:
-        return _fetch(pin, repin, check, start)
+        with fetch_lock():
+            return _fetch(pin, repin, check, start)
     except EngineError as error:
         return FetchResult(pin, Status.FAILED, time.monotonic() - start, detail=str(error))
 
@@ -97,6 +110,7 @@ def _fetch(pin: EnginePin, repin: bool, check: bool, start: float) -> FetchResul
     if shipped is None:
         raise EngineNotFetched(pin.release, venv)
     pin = replace(pin, jars=_ensure_jars(pin, shipped, repin))
+    pin = replace(pin, python_api=python_api.ensure(pin, repin=repin))
     engine = installed(pin)
     kept = tuple(engine.home / "jars" / name for name, _ in pin.jars)
     if check:

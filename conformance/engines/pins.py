@@ -37,6 +37,8 @@ class EnginePin:
     java: int
     pyspark: PythonDist
     py4j: PythonDist | None = None
+    python_api: PythonDist | None = None
+    """delta-spark's Python package (the PyPI wheel), for the in-process engine."""
     jars: tuple[tuple[str, str], ...] = ()
     runs: bool = True
     why_not: str | None = None
@@ -79,6 +81,7 @@ def _dist(data: dict[str, Any], name: str) -> PythonDist:
 
 def _engine(data: dict[str, Any]) -> EnginePin:
     py4j = data.get("py4j")
+    python_api = data.get("python_api")
     return EnginePin(
         release=data["release"],
         maven=data["maven"],
@@ -87,6 +90,7 @@ def _engine(data: dict[str, Any]) -> EnginePin:
         java=int(data["java"]),
         pyspark=_dist(data["pyspark"], "pyspark"),
         py4j=_dist(py4j, "py4j") if py4j else None,
+        python_api=_dist(python_api, "delta-spark") if python_api else None,
         jars=tuple(sorted(data.get("jars", {}).items())),
         runs=bool(data.get("runs", True)),
         why_not=data.get("why_not"),
@@ -114,6 +118,8 @@ def engine_json(pin: EnginePin) -> dict[str, Any]:
     }
     if pin.py4j is not None:
         data["py4j"] = _dist_json(pin.py4j)
+    if pin.python_api is not None:
+        data["python_api"] = _dist_json(pin.python_api)
     data["jars"] = dict(pin.jars)
     data["runs"] = pin.runs
     if pin.why_not is not None:

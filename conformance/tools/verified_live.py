@@ -50,7 +50,7 @@ from deltaspec.rules import load_rules
 
 TARGET = Path(__file__).resolve().parents[2] / "spec" / "data" / "verified_live.json"
 PRIMARY = RELEASE
-"""The release of the in-process ``deltaspark`` adapter (../shared/delta-spark or
+"""The release of the in-process ``deltaspark`` adapter (the published engine in the cache, or
 ``$DELTASPEC_DELTA_SPARK``); its record is the one every vector must have."""
 SUITES = ("scenarios", "logs")
 Json = dict[str, Any]

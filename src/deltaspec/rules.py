@@ -93,8 +93,9 @@ Release = tuple[int, int, int]
 
 
 PRIMARY_LIVE_RELEASE = "4.4.0"
-"""The delta-spark release of the in-process reference engine (../shared/delta-spark): the
-release a known issue without ``releases`` was measured on, and verified_live.json's primary."""
+"""The delta-spark release of the in-process reference engine (the published jars, fetched by
+``deltaspec engines fetch``): the release a known issue without ``releases`` was measured on, and
+verified_live.json's primary."""
 
 
 def release_of(text: str) -> Release:

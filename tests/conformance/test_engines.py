@@ -273,3 +273,37 @@ def test_engines_list_shows_unfetched_releases(tmp_path, monkeypatch, capsys):
 def test_engines_fetch_of_an_unknown_release_is_a_usage_error(capsys):
     assert main(["engines", "fetch", "9.8.7"]) == 2
     assert "9.8.7 is not pinned" in capsys.readouterr().err
+
+
+def test_the_default_live_engine_is_the_published_primary_release() -> None:
+    """Item 6 of issue 30: the in-process engine is published delta-spark PRIMARY_LIVE_RELEASE
+    from the cache, with its Python package pinned, on the pyspark the dev extra pins for it."""
+    import tomllib
+
+    from deltaspec.conformance.adapters import deltaspark_session
+    from deltaspec.rules import PRIMARY_LIVE_RELEASE
+
+    pin = load_pins().by_release[PRIMARY_LIVE_RELEASE]
+    assert cache.engine_dir(PRIMARY_LIVE_RELEASE) == deltaspark_session.DEFAULT_LOCATION
+    assert pin.python_api is not None and len(pin.python_api.sha256) == 64
+    assert pin.python_api.file == f"delta_spark-{PRIMARY_LIVE_RELEASE}-py3-none-any.whl"
+    project = tomllib.loads(
+        (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    dev = project["project"]["optional-dependencies"]["dev"]
+    assert f"pyspark=={pin.pyspark.version}" in dev
+
+
+def test_an_unpacked_python_package_is_reused_only_for_its_pinned_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deltaspec.conformance.engines import python_api
+
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))
+    dist = PythonDist("delta-spark", "9.9.9", python_api.wheel_name("9.9.9"), "a" * 64)
+    assert not python_api.unpacked("9.9.9", dist)
+    stamp = cache.engine_dir("9.9.9") / "python" / python_api.STAMP
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("a" * 64 + "\n")
+    assert python_api.unpacked("9.9.9", dist)
+    assert not python_api.unpacked("9.9.9", PythonDist("delta-spark", "9.9.9", "", "b" * 64))

@@ -36,7 +36,8 @@ driven one attempt at a time by a public API.
 
 Where delta-spark comes from: ``--delta-spark DIR`` (a directory with ``jars/`` and
 ``python/``), ``--delta-spark maven:GROUP:ARTIFACT:VERSION`` (the published jar), else
-``$DELTASPEC_DELTA_SPARK``, else ``../shared/delta-spark`` next to the repository.
+``$DELTASPEC_DELTA_SPARK``, else published delta-spark 4.4.0 where ``deltaspec engines fetch 4.4.0``
+leaves it (``$DELTASPEC_CACHE/delta-spark/4.4.0``, the cache defaulting to ``~/.cache/deltaspec``).
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ class BadRequest(Exception):
 def delta_spark_source(argv: list[str]) -> str:
     if "--delta-spark" in argv:
         return argv[argv.index("--delta-spark") + 1]
-    default = Path(__file__).resolve().parents[3] / ".." / "shared" / "delta-spark"
+    cache = os.environ.get("DELTASPEC_CACHE") or Path.home() / ".cache" / "deltaspec"
+    default = Path(cache) / "delta-spark" / "4.4.0"
     return os.environ.get("DELTASPEC_DELTA_SPARK", str(default))
 
 
