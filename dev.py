@@ -68,6 +68,7 @@ def main(argv: list[str]) -> int:
         [str(BIN / "ruff"), "format", "--check", "."],
         [str(BIN / "mypy"), "-p", "deltaspec"],
         [str(BIN / "mypy"), "benchmarks"],
+        [str(BIN / "lint-imports"), "--no-cache"],
         [str(BIN / "pytest"), "-n", "auto", *rest],
     ]
     for step in steps:

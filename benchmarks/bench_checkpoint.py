@@ -34,9 +34,10 @@ import pyarrow.parquet as pq
 
 from benchmarks.harness import Metric, alternate, seconds
 from benchmarks.tables import EPOCH_MS, build
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.log.names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 
 PEER = "delta-rs"
 SAME_COLUMNS = {

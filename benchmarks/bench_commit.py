@@ -52,9 +52,9 @@ from benchmarks.harness import Metric, alternate, seconds
 from benchmarks.tables import EPOCH_MS, TableWriter, build, write_data_file
 from deltaspec.impl.actions import AddFile
 from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import LOG_DIR, commit_name, is_checkpoint_name, parse_commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 PEER = "delta-rs"

@@ -39,7 +39,7 @@ from benchmarks.bench_snapshot import file_paths
 from benchmarks.harness import Metric, Target
 from benchmarks.realistic import build_realistic
 from deltaspec.impl.log.names import LOG_DIR
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 PEER = "delta-rs"
 TARGET = Target("ratio", "<=", 1.0, "≤ 1.0× delta-rs's time")

@@ -28,7 +28,8 @@ from deltalake import DeltaTable
 
 from benchmarks.harness import Metric, Target, alternate, seconds, timed
 from benchmarks.tables import TableWriter, build
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 
 PEER = "delta-rs"
 LOAD_TARGET = Target("ratio", "<=", 1.0, "≤ 1.0× delta-rs's time")

@@ -84,8 +84,8 @@ def _templates(spark: Any, work: Path, rows: int) -> dict[str, str]:
 def _sides(spark: Any, templates: dict[str, str], rows: int, warm: bool) -> dict[str, Sides]:
     from delta.tables import DeltaTable
 
-    from deltaspec.impl.snapshot import DeltaLog
-    from deltaspec.impl.spark import MergeClause, compact, delete, merge, update, write_delta
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
+    from deltaspec.spark import MergeClause, compact, delete, merge, update, write_delta
 
     appended = (
         spark.range(rows, 2 * rows, numPartitions=4)

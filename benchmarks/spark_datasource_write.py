@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Metric, Target
-from deltaspec.impl.spark import DeltaWriter, local_session
+from deltaspec.spark import DeltaWriter, local_session
 
 RESULTS = Path(__file__).parent / "results" / "spark_datasource_write.json"
 TARGET = Target("ratio", ">=", 0.5, "≥ 0.5× native Parquet throughput (pyarrow in Python workers)")

@@ -1,7 +1,7 @@
 """The Spark write path against Spark's native ``df.write.parquet`` of the same DataFrame.
 
 Each round writes the same cached DataFrame (5 M rows x 3 columns by default, 4 Spark
-partitions) once through ``deltaspec.impl.spark.write_delta`` (data files + footer statistics +
+partitions) once through ``deltaspec.spark.write_delta`` (data files + footer statistics +
 commit) and once with ``df.write.parquet``, alternating (A B, B A, ...); the ratio is native
 time over ours (throughput ratio: 1.0 = as fast as native). An unpartitioned and a partitioned
 variant.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Metric, Target
-from deltaspec.impl.spark import local_session, write_delta
+from deltaspec.spark import local_session, write_delta
 
 RESULTS = Path(__file__).parent / "results" / "spark_write.json"
 TARGET = Target("ratio", ">=", 0.9, "≥ 0.9× native Parquet throughput")

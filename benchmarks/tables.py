@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, Metadata, Protocol, RemoveFile
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.log.names import LOG_DIR, commit_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 SCHEMA = json.dumps(
     {

@@ -24,12 +24,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.replay.commits import read_checked_commit
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
 from deltaspec.rules import rule
+
+from . import codec
+from .actions import Action, AddFile, CommitInfo, RemoveFile
+from .errors import DeltaError
+from .replay.commits import read_checked_commit
+from .snapshot.delta_log import DeltaLog
+from .snapshot.state import Snapshot
 
 LOG = logging.getLogger(__name__)
 

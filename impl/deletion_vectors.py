@@ -1,59 +1,25 @@
 """Deletion vectors (PROTOCOL.md "Deletion Vector Format", spec/deletion-vectors.md): which rows
-of a data file a DV removes, how a DV is written, and the checks on every add carrying one.
-Storage types ``u`` (UUID-named file beside the table), ``p`` (absolute path) and ``i`` (inline,
-Z85); the bitmap is Delta's magic number and a portable 64-bit RoaringBitmap."""
+of a data file a DV removes and how a DV is written. Storage types ``u`` (UUID-named file beside
+the table), ``p`` (absolute path) and ``i`` (inline, Z85, :mod:`deltaspec.impl.codec.z85`); the
+bitmap is Delta's magic number and a portable 64-bit RoaringBitmap. Where a DV's file lies is the
+path rule's (:func:`deltaspec.impl.table.paths.deletion_vector_location`); the checks on every add
+carrying a DV run with the other commit checks (DV.ADD_CHECKS, :mod:`deltaspec.impl.txn.prepare`).
+"""
 
 from __future__ import annotations
 
-import json
 import struct
 import uuid
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, AddFile, DeletionVector, Metadata
-from deltaspec.impl.errors import CorruptLogError, UnsupportedFeatureError
-from deltaspec.impl.table import paths
-from deltaspec.impl.table.releases import Profile
-from deltaspec.rules import rule
+from .actions import DeletionVector
+from .codec.z85 import z85_decode, z85_encode
+from .errors import CorruptLogError, UnsupportedFeatureError
+from .table import paths
 
-if TYPE_CHECKING:
-    from deltaspec.impl.txn.prepare import Preparing
-
-_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-_Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
 _DV_MAGIC = 1681511377
-
-
-def z85_decode(text: str) -> bytes:
-    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs)."""
-    if len(text) % 5:
-        raise ValueError(f"Z85 text length {len(text)} is not a multiple of 5")
-    out = bytearray()
-    for start in range(0, len(text), 5):
-        value = 0
-        for char in text[start : start + 5]:
-            value = value * 85 + _Z85_INDEX[char]
-        out += value.to_bytes(4, "big")
-    return bytes(out)
-
-
-def z85_encode(data: bytes) -> str:
-    """Z85 of ``data`` zero-padded to a multiple of 4 bytes (a reader cuts an inline DV back to
-    ``sizeInBytes``)."""
-    padded = data + b"\0" * (-len(data) % 4)
-    out: list[str] = []
-    for start in range(0, len(padded), 4):
-        value = int.from_bytes(padded[start : start + 4], "big")
-        chunk = []
-        for _ in range(5):
-            value, digit = divmod(value, 85)
-            chunk.append(_Z85[digit])
-        out.extend(reversed(chunk))
-    return "".join(out)
 
 
 def _roaring32(data: bytes, pos: int) -> tuple[list[int], int]:
@@ -114,30 +80,12 @@ def roaring_array(blob: bytes) -> set[int]:
     return rows
 
 
-def deletion_vector_location(dv: DeletionVector) -> str | None:
-    """The ``path`` (as ``add.path`` would hold it) of a deletion vector's file, for
-    :func:`deltaspec.impl.table.paths.resolve_data_path` to decide (PATH.DATA_FILE), so that a ``u``
-    prefix or a ``p`` path leaving the table is refused like any other path; None for an inline
-    DV or an unknown storage type. ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85
-    id (ValueError for a malformed id); ``p``: the stored URI itself."""
-    if dv.storage_type == "u":
-        prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
-        try:
-            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
-        except KeyError:
-            raise ValueError(f"not a Z85 deletion vector id: {encoded!r}") from None
-        return f"{prefix}/{name}" if prefix else name
-    if dv.storage_type == "p":
-        return dv.path_or_inline_dv
-    return None
-
-
 def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
     """The row indexes a deletion vector removes (storage types u, p and i)."""
     if dv.storage_type == "i":
         blob = z85_decode(dv.path_or_inline_dv)[: dv.size_in_bytes]
     else:
-        location = deletion_vector_location(dv)
+        location = paths.deletion_vector_location(dv)
         if location is None:
             raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
         with paths.open_data_file(str(root), location) as handle:  # PATH.DATA_FILE
@@ -232,49 +180,3 @@ def enabled_in(configuration: Mapping[str, str]) -> bool:
     property keys)."""
     values = [v for k, v in configuration.items() if k.lower() == "delta.enabledeletionvectors"]
     return bool(values) and values[-1].strip().lower() == "true"
-
-
-TIGHT_BOUNDS_FORBIDDEN = frozenset({"DELETE", "UPDATE", "MERGE"})
-"""Operations whose deletion-vector adds must say ``tightBounds: false`` (DV.ADD_CHECKS)."""
-
-
-def _refused(
-    kind: type[errors.CommitValidationError], txn: Preparing, add: AddFile, why: str
-) -> errors.CommitValidationError:
-    return kind(
-        f"{add.path} carries a deletion vector but {why}",
-        table=txn.table,
-        version=txn.version,
-        file=add.path,
-    )
-
-
-@rule("DV.ADD_CHECKS")
-def check_deletion_vector_adds(
-    txn: Preparing, actions: list[Action], profile: Profile
-) -> list[Action]:
-    """Every add with a deletion vector: the table enables deletion vectors, its stats give
-    ``numRecords``, and for DELETE, UPDATE and MERGE they say ``tightBounds: false``; else a
-    typed error naming the table, the version and the file."""
-    with_dv = [a for a in actions if isinstance(a, AddFile) and a.deletion_vector is not None]
-    if not with_dv or not profile.has("deletion_vector_add_checks"):
-        return actions
-    metadata = next((a for a in actions if isinstance(a, Metadata)), txn.read_metadata)
-    if metadata is None or not enabled_in(metadata.configuration):
-        raise _refused(
-            errors.DeletionVectorsDisallowedError,
-            txn,
-            with_dv[0],
-            "the table does not set delta.enableDeletionVectors=true",
-        )
-    for add in with_dv:
-        stats = json.loads(add.stats) if add.stats else {}
-        if not isinstance(stats, dict) or stats.get("numRecords") is None:
-            raise _refused(
-                errors.DeletionVectorMissingNumRecordsError, txn, add, "its stats lack numRecords"
-            )
-        if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:
-            raise _refused(
-                errors.DeletionVectorTightBoundsError, txn, add, "its stats claim tight bounds"
-            )
-    return actions

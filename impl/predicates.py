@@ -19,8 +19,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.impl.actions import Metadata
 from deltaspec.rules import rule
+
+from .actions import Metadata
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),

@@ -13,11 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile
-from deltaspec.impl.deletion_vectors import deleted_rows
-from deltaspec.impl.snapshot import Snapshot
-from deltaspec.impl.table import paths
+from . import codec
+from .actions import AddFile
+from .deletion_vectors import deleted_rows
+from .snapshot.state import Snapshot
+from .table import paths
 
 _SIMPLE_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),

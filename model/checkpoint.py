@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from deltaspec.model.actions import Action, Commit, Metadata, Protocol, RemoveFile
-from deltaspec.model.profiles import Profile
-from deltaspec.model.snapshot import Snapshot, data_file_path, replay
 from deltaspec.rules import rule
+
+from .actions import Action, Commit, Metadata, Protocol, RemoveFile
+from .profiles import Profile
+from .snapshot import Snapshot, data_file_path, replay
 
 DAY_MS = 24 * 60 * 60 * 1000
 _UNITS_MS = {

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from deltaspec.model import features
-from deltaspec.model.actions import (
+from deltaspec.rules import rule
+
+from . import features
+from .actions import (
     Action,
     AddFile,
     Commit,
@@ -26,14 +28,13 @@ from deltaspec.model.actions import (
     as_dict,
     is_file_action,
 )
-from deltaspec.model.isolation import ROW_TRACKING_DOMAIN, IsolationLevel
-from deltaspec.model.outcomes import Conflict, ConflictKind
-from deltaspec.model.predicates import evaluate
-from deltaspec.model.profiles import CheckOrder, Profile
-from deltaspec.model.rowtracking import reassign_row_tracking
-from deltaspec.model.transaction import PreparedCommit
-from deltaspec.model.values import partition_row, partition_schema
-from deltaspec.rules import rule
+from .isolation import ROW_TRACKING_DOMAIN, IsolationLevel
+from .outcomes import Conflict, ConflictKind
+from .predicates import evaluate
+from .profiles import CheckOrder, Profile
+from .rowtracking import reassign_row_tracking
+from .transaction import PreparedCommit
+from .values import partition_row, partition_schema
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from deltaspec.model.actions import Action, AddFile, Metadata
-from deltaspec.model.outcomes import ErrorKind
-from deltaspec.model.profiles import Profile
 from deltaspec.rules import rule
 
+from .actions import Action, AddFile, Metadata
+from .outcomes import ErrorKind
+from .profiles import Profile
+
 if TYPE_CHECKING:
-    from deltaspec.model.transaction import Transaction
+    from .transaction import Transaction
 
 Actions = tuple[Action, ...]
 

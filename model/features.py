@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deltaspec.model.actions import Protocol
+from .actions import Protocol
 
 TABLE_FEATURES_READER = 3
 TABLE_FEATURES_WRITER = 7

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
-from deltaspec.model.actions import Action, CommitInfo, DomainMetadata, Metadata, is_file_action
-from deltaspec.model.profiles import IsolationRule, Profile
-from deltaspec.model.properties import isolation_level_name
 from deltaspec.rules import rule
+
+from .actions import Action, CommitInfo, DomainMetadata, Metadata, is_file_action
+from .profiles import IsolationRule, Profile
+from .properties import isolation_level_name
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 

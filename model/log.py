@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from deltaspec.model.actions import Action, Commit
-from deltaspec.model.snapshot import Snapshot, apply_commit
 from deltaspec.rules import rule
+
+from .actions import Action, Commit
+from .snapshot import Snapshot, apply_commit
 
 
 @rule("LOG.COMMIT_FILE_NAME")

@@ -13,9 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from deltaspec.model.conflicts import WinningCommit, check_winner
-from deltaspec.model.log import Log, read_version_retained
-from deltaspec.model.outcomes import (
+from deltaspec.rules import rule
+
+from .conflicts import WinningCommit, check_winner
+from .log import Log, read_version_retained
+from .outcomes import (
     Committed,
     Conflict,
     ConflictKind,
@@ -25,10 +27,9 @@ from deltaspec.model.outcomes import (
     Rejected,
     Skipped,
 )
-from deltaspec.model.profiles import Profile
-from deltaspec.model.timestamps import rebased_past, with_enablement
-from deltaspec.model.transaction import Operation, PreparedCommit, Transaction, prepare
-from deltaspec.rules import rule
+from .profiles import Profile
+from .timestamps import rebased_past, with_enablement
+from .transaction import Operation, PreparedCommit, Transaction, prepare
 
 
 @dataclass(frozen=True)

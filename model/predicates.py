@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deltaspec.model.values import Value, read_value
 from deltaspec.rules import rule
+
+from .values import Value, read_value
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deltaspec.model.actions import Metadata
-from deltaspec.model.checkpoint import interval_ms
-from deltaspec.model.outcomes import ErrorKind
+from .actions import Metadata
+from .checkpoint import interval_ms
+from .outcomes import ErrorKind
 
 LEVELS = ("Serializable", "WriteSerializable", "SnapshotIsolation")
 

@@ -9,16 +9,17 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from deltaspec.model import features
-from deltaspec.model.actions import Action, AddFile, DomainMetadata, Protocol
-from deltaspec.model.outcomes import ErrorKind
-from deltaspec.model.profiles import Profile
-from deltaspec.model.snapshot import Snapshot
 from deltaspec.rules import rule
 
+from . import features
+from .actions import Action, AddFile, DomainMetadata, Protocol
+from .outcomes import ErrorKind
+from .profiles import Profile
+from .snapshot import Snapshot
+
 if TYPE_CHECKING:
-    from deltaspec.model.conflicts import WinningCommit
-    from deltaspec.model.transaction import PreparedCommit, Transaction
+    from .conflicts import WinningCommit
+    from .transaction import PreparedCommit, Transaction
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 MISSING_HIGH_WATER_MARK = -1

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from urllib.parse import unquote
 
-from deltaspec.model.actions import (
+from deltaspec.rules import rule
+
+from .actions import (
     AddFile,
     Commit,
     DomainMetadata,
@@ -17,7 +19,6 @@ from deltaspec.model.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.rules import rule
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from deltaspec.model.actions import Action, Commit, CommitInfo, Metadata
-from deltaspec.model.profiles import Profile
-from deltaspec.model.snapshot import Snapshot
 from deltaspec.rules import rule
 
+from .actions import Action, Commit, CommitInfo, Metadata
+from .profiles import Profile
+from .snapshot import Snapshot
+
 if TYPE_CHECKING:
-    from deltaspec.model.transaction import PreparedCommit
+    from .transaction import PreparedCommit
 
 ENABLE = "delta.enableInCommitTimestamps"
 ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"

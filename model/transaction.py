@@ -6,8 +6,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from deltaspec.model import features, properties
-from deltaspec.model.actions import (
+from deltaspec.rules import rule
+
+from . import features, properties
+from .actions import (
     Action,
     AddFile,
     CommitInfo,
@@ -20,21 +22,20 @@ from deltaspec.model.actions import (
     as_dict,
     is_file_action,
 )
-from deltaspec.model.deletion_vectors import check_deletion_vector_adds
-from deltaspec.model.isolation import IsolationLevel, isolation_level
-from deltaspec.model.outcomes import ErrorKind
-from deltaspec.model.paths import names_table_file
-from deltaspec.model.predicates import TRUE, Predicate, evaluate, partition_only
-from deltaspec.model.profiles import Profile
-from deltaspec.model.rowtracking import (
+from .deletion_vectors import check_deletion_vector_adds
+from .isolation import IsolationLevel, isolation_level
+from .outcomes import ErrorKind
+from .paths import names_table_file
+from .predicates import TRUE, Predicate, evaluate, partition_only
+from .profiles import Profile
+from .rowtracking import (
     assign_default_row_commit_versions,
     assign_fresh_row_ids,
     high_water_mark,
 )
-from deltaspec.model.snapshot import Snapshot
-from deltaspec.model.timestamps import first_in_commit_timestamp, stamped
-from deltaspec.model.values import partition_keys, partition_row, partition_schema
-from deltaspec.rules import rule
+from .snapshot import Snapshot
+from .timestamps import first_in_commit_timestamp, stamped
+from .values import partition_keys, partition_row, partition_schema
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
 CHANGES_DATA = frozenset(

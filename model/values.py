@@ -14,8 +14,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from deltaspec.model.actions import Metadata
 from deltaspec.rules import rule
+
+from .actions import Metadata
 
 Value = str | int | float | bool | dt.date | dt.datetime | decimal.Decimal | bytes
 INTEGRAL = {"byte", "short", "integer", "long"}

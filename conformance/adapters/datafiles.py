@@ -1,6 +1,6 @@
 """Real data files behind scenario files, for the operation-level adapters (delta-rs, Spark).
 
-The mapping is described in ``deltaspec.conformance.workload.engine``: every scenario file is
+The mapping is described in ``deltaspec.conformance.adapters.engine_ops``: every scenario file is
 one row whose ``_file`` column holds its path. This module writes a scenario's setup as a real table
 (version 0 and the setup commits, exactly as given, through the production codec, each added
 file a one-row Parquet file with exact ``_file`` statistics), reads back which rows every live
@@ -21,17 +21,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.adapters.base import Json, TableSetup, Unsupported
-from deltaspec.conformance.adapters.impl import TABLE_ID, to_action
-from deltaspec.conformance.harness.scenarios import schema_string
-from deltaspec.conformance.workload.engine import (
-    FILE_COLUMN,
-    ROW_COLUMN,
-    DataFile,
-    Merge,
-    PartitionValues,
-    View,
-)
 from deltaspec.impl import codec, predicates
 from deltaspec.impl.actions import (
     Action,
@@ -43,10 +32,22 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.releases import CURRENT
+
+from ..harness.adapter import Json, TableSetup, Unsupported
+from ..harness.scenarios import schema_string
+from .engine_ops import (
+    FILE_COLUMN,
+    ROW_COLUMN,
+    DataFile,
+    Merge,
+    PartitionValues,
+    View,
+)
+from .impl import TABLE_ID, to_action
 
 _ARROW = {"string": pa.string(), "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(),
           "byte": pa.int8(), "boolean": pa.bool_(), "date": pa.date32(), "double": pa.float64(),

@@ -1,6 +1,6 @@
 """delta-rs (the ``deltalake`` package) behind the adapter interface, at operation level.
 
-Each writer becomes the operation ``deltaspec.conformance.workload.engine`` translates it to. The
+Each writer becomes the operation ``adapters/engine_ops.py`` translates it to. The
 interleaving is deterministic: ``begin`` loads a ``DeltaTable`` at the writer's read version and
 keeps it; ``commit`` runs the operation on that stale object, so delta-rs reads that version,
 writes at the next one and, finding it taken, runs its own conflict checker against every newer
@@ -26,8 +26,11 @@ from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, wr
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import Transaction
 
-from deltaspec.conformance.adapters import datafiles
-from deltaspec.conformance.adapters.base import (
+from deltaspec.impl import codec
+from deltaspec.impl.errors import DeltaError as DeltaSpecError
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+
+from ..harness.adapter import (
     Capability,
     Json,
     TableSetup,
@@ -35,11 +38,9 @@ from deltaspec.conformance.adapters.base import (
     WriterSpec,
     protocol_json,
 )
-from deltaspec.conformance.harness.scenarios import schema_string
-from deltaspec.conformance.workload import engine as ops
-from deltaspec.impl import codec
-from deltaspec.impl.errors import DeltaError as DeltaSpecError
-from deltaspec.impl.snapshot import DeltaLog
+from ..harness.scenarios import schema_string
+from . import datafiles
+from . import engine_ops as ops
 
 DELTALAKE_VERSION: str = deltalake.__version__
 

@@ -28,7 +28,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.base import (
+from deltaspec.impl import codec
+from deltaspec.impl.actions import CommitInfo
+from deltaspec.impl.log.local_store import LocalLogStore
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.snapshot.delta_log import DeltaLog as ImplLog
+from deltaspec.rules import spec_root
+
+from ..harness.adapter import (
     ACTION_LEVEL,
     Capability,
     Json,
@@ -36,15 +43,9 @@ from deltaspec.conformance.adapters.base import (
     Unsupported,
     WriterSpec,
 )
-from deltaspec.conformance.adapters.deltaspark_session import RELEASE, delta_session
-from deltaspec.conformance.adapters.impl import _initial_commit, to_action, verify_stored_log
-from deltaspec.conformance.adapters.logfiles import delete_log_below, read_checksum_file
-from deltaspec.impl import codec
-from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog as ImplLog
-from deltaspec.rules import spec_root
+from .deltaspark_session import RELEASE, delta_session
+from .impl import _initial_commit, to_action, verify_stored_log
+from .logfiles import delete_log_below, read_checksum_file
 
 FIXED_CONFS = {
     "spark.databricks.delta.history.metricsEnabled": "false",

@@ -1,6 +1,6 @@
 """Live delta-spark behind the adapter interface, at operation level (``deltaspark-ops``).
 
-The same translation as the ``spark`` adapter (``deltaspec.conformance.workload.engine``: each
+The same translation as the ``spark`` adapter (``deltaspec.conformance.adapters.engine_ops``: each
 writer becomes an append, overwrite, replaceWhere, DELETE, UPDATE, MERGE, OPTIMIZE or ALTER TABLE
 over the ``_file``/``_row`` data model of ``datafiles``), executed by delta-spark's own commands:
 ``df.write.format("delta")`` (modes, ``replaceWhere``, ``txnAppId``/``txnVersion``,
@@ -38,22 +38,23 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.conformance.adapters import datafiles
-from deltaspec.conformance.adapters.base import (
+from deltaspec.impl import codec
+from deltaspec.impl.predicates import expr
+from deltaspec.impl.snapshot.state import Snapshot
+from deltaspec.rules import spec_root
+from deltaspec.spark import MergeClause
+
+from ..harness.adapter import (
     Capability,
     Json,
     TableSetup,
     Unsupported,
     protocol_json,
 )
-from deltaspec.conformance.adapters.deltaspark_session import delta_session
-from deltaspec.conformance.adapters.spark import SparkAdapter, Work, outcome_of
-from deltaspec.conformance.workload import engine as ops
-from deltaspec.impl import codec
-from deltaspec.impl.predicates import expr
-from deltaspec.impl.snapshot import Snapshot
-from deltaspec.impl.spark import MergeClause
-from deltaspec.rules import spec_root
+from . import datafiles
+from . import engine_ops as ops
+from .deltaspark_session import delta_session
+from .spark import SparkAdapter, Work, outcome_of
 
 _JOIN_SECONDS = 600
 _SESSION_SETTINGS = {

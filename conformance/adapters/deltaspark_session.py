@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.engines.cache import engine_dir
 from deltaspec.rules import PRIMARY_LIVE_RELEASE
+
+from ..engines.cache import engine_dir
 
 ENV = "DELTASPEC_DELTA_SPARK"
 MAVEN_PREFIX = "maven:"
@@ -122,7 +123,7 @@ def delta_session(
     Raises ``DeltaSparkUnavailable`` when the engine cannot be found, or when a session without
     delta-spark is already running in this process.
     """
-    from deltaspec.impl.spark.session import local_session
+    from deltaspec.spark.session import local_session
 
     home = locate(location)
     import_python_api(home)

@@ -11,19 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from deltaspec.conformance.adapters.base import (
-    ACTION_LEVEL,
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
-from deltaspec.conformance.adapters.logfiles import delete_log_below, read_checksum_file
-from deltaspec.conformance.harness.runner import run_scenario
-from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
-from deltaspec.impl import codec, errors, history, predicates
+from deltaspec.impl import codec, errors, predicates
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -36,20 +24,35 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.checkpoint import checkpoint_version
+from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import (
     commit_name,
     is_checkpoint_name,
     log_file_version,
     parse_commit_name,
 )
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.retention.vacuum import vacuum
+from deltaspec.impl.snapshot import time_travel
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.table.paths import resolve_data_path
 from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-from deltaspec.impl.vacuum import vacuum
+
+from ..harness.adapter import (
+    ACTION_LEVEL,
+    Capability,
+    Json,
+    TableSetup,
+    Unsupported,
+    WriterSpec,
+    protocol_json,
+)
+from ..harness.runner import run_scenario
+from ..harness.scenarios import RunResult, Scenario, schema_string
+from .logfiles import delete_log_below, read_checksum_file
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -370,7 +373,7 @@ class ImplAdapter:
         """Time travel by ``timestamp``: ``{"version": v}`` or ``{"error": KIND}``."""
         self.now = now
         try:
-            return {"version": history.version_at(self.log, timestamp)}
+            return {"version": time_travel.version_at(self.log, timestamp)}
         except errors.DeltaError as error:
             return {"error": error.kind}
 

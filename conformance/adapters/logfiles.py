@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deltaspec.conformance.adapters.base import Json
+from ..harness.adapter import Json
 
 
 def delete_log_below(root: Path, version: int) -> list[str]:

@@ -6,16 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from deltaspec.conformance.adapters.base import (
-    ACTION_LEVEL,
-    Capability,
-    Json,
-    TableSetup,
-    WriterSpec,
-    protocol_json,
-)
-from deltaspec.conformance.harness.runner import run_scenario
-from deltaspec.conformance.harness.scenarios import RunResult, Scenario, schema_string
 from deltaspec.model import machine as m
 from deltaspec.model import transaction as t
 from deltaspec.model.actions import (
@@ -46,6 +36,17 @@ from deltaspec.model.predicates import parse
 from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, data_file_path
 from deltaspec.model.timestamps import version_checksum
+
+from ..harness.adapter import (
+    ACTION_LEVEL,
+    Capability,
+    Json,
+    TableSetup,
+    WriterSpec,
+    protocol_json,
+)
+from ..harness.runner import run_scenario
+from ..harness.scenarios import RunResult, Scenario, schema_string
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 

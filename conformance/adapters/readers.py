@@ -15,14 +15,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from deltaspec.conformance.adapters.base import protocol_json
-from deltaspec.conformance.adapters.impl import snapshot_json
-from deltaspec.conformance.harness.reading import ReadFailure as ReadFailure
-from deltaspec.conformance.harness.reading import TableReader as TableReader
 from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.store import FileInfo, LocalLogStore
+from deltaspec.impl.log.local_store import LocalLogStore
+from deltaspec.impl.log.store import FileInfo
 from deltaspec.impl.scan import scan
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+
+from ..harness.adapter import protocol_json
+from ..harness.reading import ReadFailure as ReadFailure
+from ..harness.reading import TableReader as TableReader
+from .impl import snapshot_json
 
 Json = dict[str, Any]
 
@@ -39,7 +41,7 @@ class ImplReader:
             raise ReadFailure(error.kind, str(error)) from error
 
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
-        from deltaspec.impl.history import version_at
+        from deltaspec.impl.snapshot.time_travel import version_at
 
         try:
             log = DeltaLog(str(root))
@@ -56,7 +58,7 @@ class ImplReader:
     def clean_up_expired_logs(self, root: Path) -> None:
         """The impl's log cleanup (RETENTION.LOG, RETENTION.VERIFIED_CHECKPOINT) as a writer runs
         it after writing the checkpoint ``_last_checkpoint`` names, with the wall clock."""
-        from deltaspec.impl.checkpoint import cleanup_expired_logs
+        from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
 
         try:
             log = DeltaLog(str(root))
@@ -199,9 +201,10 @@ class ModelReader:
     ) -> Json:
         import time
 
-        from deltaspec.conformance.adapters.model import snapshot_json as model_json
         from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
         from deltaspec.model.snapshot import Snapshot
+
+        from .model import snapshot_json as model_json
 
         if not commits and not checkpoints:
             if version is None:
@@ -337,8 +340,9 @@ def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
 def model_states(table: Path) -> Iterator[Json]:
     """The model's snapshot JSON after each commit of ``table``, for logs whose commits run from
     version 0 (the fixtures suite's expectation, harness/fixtures.py)."""
-    from deltaspec.conformance.adapters.model import snapshot_json as model_json
     from deltaspec.model.snapshot import Snapshot
+
+    from .model import snapshot_json as model_json
 
     commits, _ = _list_log(table / "_delta_log")
     if list(commits) != list(range(len(commits))):
@@ -377,7 +381,7 @@ def _check_data_path(line: Json) -> None:
 def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     import pyarrow.parquet as pq
 
-    from deltaspec.conformance.adapters.model import read_log_action
+    from .model import read_log_action
 
     actions = []
     for path in paths:
@@ -406,8 +410,9 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     """The model ``Commit`` of one commit file (its time: the file's modification time)."""
     import json
 
-    from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
+
+    from .model import read_log_action
 
     _check_regular_file(path)
     actions = []
@@ -447,7 +452,7 @@ class DeltaSparkReader:
     @property
     def spark(self) -> Any:
         if self._spark is None:
-            from deltaspec.conformance.adapters.deltaspark_session import delta_session
+            from .deltaspark_session import delta_session
 
             self._spark = delta_session()
         return self._spark
@@ -560,7 +565,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 
 def _read_failure(error: Exception) -> ReadFailure:
-    from deltaspec.conformance.adapters.deltaspark import _java_throwable
+    from .deltaspark import _java_throwable
 
     text = str(_java_throwable(error) or error)
     return ReadFailure(_deltaspark_kind(text), text[:800])

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from deltaspec.conformance.harness.reading import TableReader
-from deltaspec.conformance.harness.suites import AdapterFactory
+from ..harness.reading import TableReader
+from ..harness.suites import AdapterFactory
 
 ADAPTERS = (
     "model, impl, deltars, spark, deltaspark, deltaspark-ops, deltaspark@X.Y.Z (a pinned "
@@ -40,9 +40,9 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
     release = release_profile(name)
     if release is None:
         return None
-    from deltaspec.conformance.engines.cache import installed
-    from deltaspec.conformance.engines.errors import NotRunnable
-    from deltaspec.conformance.engines.pins import load_pins
+    from ..engines.cache import installed
+    from ..engines.errors import NotRunnable
+    from ..engines.pins import load_pins
 
     pins = load_pins()
     if release not in pins.by_release:
@@ -60,31 +60,31 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
 def adapter_factory(name: str) -> Iterator[AdapterFactory]:
     """A factory making a fresh adapter per vector (given a scratch directory)."""
     if name == "model":
-        from deltaspec.conformance.adapters.model import ModelAdapter
+        from .model import ModelAdapter
 
         yield lambda _root: ModelAdapter()
     elif name == "impl":
-        from deltaspec.conformance.adapters.impl import ImplAdapter
+        from .impl import ImplAdapter
 
         yield ImplAdapter
     elif name == "deltars":
-        from deltaspec.conformance.adapters.deltars import DeltaRsAdapter
+        from .deltars import DeltaRsAdapter
 
         yield DeltaRsAdapter
     elif name == "spark":
-        from deltaspec.conformance.adapters.spark import SparkAdapter
+        from .spark import SparkAdapter
 
         yield SparkAdapter
     elif name == "deltaspark":
-        from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter
+        from .deltaspark import DeltaSparkAdapter
 
         yield DeltaSparkAdapter
     elif name == "deltaspark-ops":
-        from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter
+        from .deltaspark_ops import DeltaSparkOpsAdapter
 
         yield DeltaSparkOpsAdapter
     elif (command := bridge_command(name)) is not None:
-        from deltaspec.conformance.bridge.client import BridgeAdapter, BridgeProcess
+        from .cmd import BridgeAdapter, BridgeProcess
 
         process = BridgeProcess(command)
         try:
@@ -99,7 +99,7 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
 def table_reader(name: str) -> Iterator[TableReader | None]:
     """The reader of tables on disk behind adapter ``name`` (None: it cannot read one): the
     impl's, delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``."""
-    from deltaspec.conformance.adapters import readers
+    from . import readers
 
     if name == "model":
         yield readers.ModelReader()
@@ -110,8 +110,8 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
     elif name == "deltars":
         yield readers.DeltaRsReader()
     elif (command := bridge_command(name)) is not None:
-        from deltaspec.conformance.adapters.base import Capability
-        from deltaspec.conformance.bridge.client import BridgeProcess, BridgeReader
+        from ..harness.adapter import Capability
+        from .cmd import BridgeProcess, BridgeReader
 
         process = BridgeProcess(command)
         try:

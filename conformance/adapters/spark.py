@@ -1,6 +1,6 @@
-"""Our Spark write path (``deltaspec.impl.spark``) behind the adapter interface, at operation level.
+"""Our Spark write path (``deltaspec.spark``) behind the adapter interface, at operation level.
 
-Each writer becomes the operation ``deltaspec.conformance.workload.engine`` translates it to. The
+Each writer becomes the operation ``adapters/engine_ops.py`` translates it to. The
 Spark functions read the latest snapshot when they are called and take a ``before_commit`` hook
 that runs once the data files are written, just before the commit. So a writer's ``begin`` (its
 read snapshot) starts the operation in a thread of its own, which runs until the hook pauses it;
@@ -21,21 +21,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from deltaspec.conformance.adapters import datafiles
-from deltaspec.conformance.adapters.base import (
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
-from deltaspec.conformance.harness.scenarios import schema_string
-from deltaspec.conformance.workload import engine as ops
 from deltaspec.impl import codec, errors
-from deltaspec.impl.checkpoint import checkpoint_version
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.spark import (
+from deltaspec.impl.checkpoint.policy import checkpoint_version
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
+from deltaspec.spark import (
     MergeClause,
     compact,
     delete,
@@ -44,6 +34,18 @@ from deltaspec.impl.spark import (
     update,
     write_delta,
 )
+
+from ..harness.adapter import (
+    Capability,
+    Json,
+    TableSetup,
+    Unsupported,
+    WriterSpec,
+    protocol_json,
+)
+from ..harness.scenarios import schema_string
+from . import datafiles
+from . import engine_ops as ops
 
 _JOIN_SECONDS = 600
 Work = Callable[[Callable[[], None]], Any]

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from deltaspec.conformance.adapters.base import TableSetup, Unsupported, WriterSpec
-from deltaspec.conformance.adapters.impl import ImplAdapter
+from ..adapters.impl import ImplAdapter
+from ..harness.adapter import TableSetup, Unsupported, WriterSpec
 
 PROTOCOL = "deltaspec-bridge/1"
 
@@ -109,7 +109,7 @@ def hello() -> dict[str, Any]:
 def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:
     """``read_table``: the snapshot of the table at ``path`` (at ``version``, or by ``timestamp``
     when given), or ``{"error": KIND, "message"}``."""
-    from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
+    from ..adapters.readers import ImplReader, ReadFailure
 
     try:
         if timestamp is not None:
@@ -122,7 +122,7 @@ def read_table(path: str, version: int | None, timestamp: int | None = None) -> 
 def clean_up_expired_logs(path: str) -> Any:
     """``clean_up_expired_logs``: the impl's own log cleanup by retention on the table at
     ``path`` (log-vectors.md), ``null``, or ``{"error": KIND, "message"}``."""
-    from deltaspec.conformance.adapters.readers import ImplReader, ReadFailure
+    from ..adapters.readers import ImplReader, ReadFailure
 
     try:
         ImplReader().clean_up_expired_logs(Path(path))

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltaspec.conformance.engines.errors import ChecksumMismatch, EngineNotFetched, NotPinned
-from deltaspec.conformance.engines.pins import EnginePin
+from .errors import ChecksumMismatch, EngineNotFetched, NotPinned
+from .pins import EnginePin
 
 CACHE_ENV = "DELTASPEC_CACHE"
 BRIDGE = Path(__file__).resolve().parents[1] / "bridge" / "examples" / "deltaspark_bridge.py"

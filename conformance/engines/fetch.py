@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from deltaspec.conformance.engines import jars, pyenv, python_api
-from deltaspec.conformance.engines.cache import (
+from . import jars, pyenv, python_api
+from .cache import (
     cache_root,
     engine_dir,
     installed,
@@ -29,15 +29,15 @@ from deltaspec.conformance.engines.cache import (
     venv_dir,
     verify_sha256,
 )
-from deltaspec.conformance.engines.errors import (
+from .errors import (
     CommandFailed,
     EngineError,
     EngineNotFetched,
     NotPinned,
     UnexpectedJars,
 )
-from deltaspec.conformance.engines.pins import EnginePin
-from deltaspec.conformance.engines.smoke import smoke
+from .pins import EnginePin
+from .smoke import smoke
 
 
 class Status(enum.Enum):

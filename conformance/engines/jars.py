@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltaspec.conformance.engines.errors import CommandFailed, UnexpectedOutput
-from deltaspec.conformance.engines.pins import EnginePin
+from .errors import CommandFailed, UnexpectedOutput
+from .pins import EnginePin
 
 ALWAYS_DROPPED = frozenset({"scala-library"})
 """Spark ships its own Scala; a second scala-library on the class path breaks it."""

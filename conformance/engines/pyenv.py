@@ -10,14 +10,14 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from deltaspec.conformance.engines.cache import sha256_of, venv_python
-from deltaspec.conformance.engines.errors import (
+from .cache import sha256_of, venv_python
+from .errors import (
     ChecksumMismatch,
     CommandFailed,
     NotPinned,
     UnexpectedOutput,
 )
-from deltaspec.conformance.engines.pins import PythonDist
+from .pins import PythonDist
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 

@@ -14,10 +14,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from deltaspec.conformance.engines.cache import cache_root, engine_dir, verify_sha256
-from deltaspec.conformance.engines.errors import UnexpectedOutput
-from deltaspec.conformance.engines.pins import EnginePin, PythonDist
-from deltaspec.conformance.engines.pyenv import published_sha256, run
+from .cache import cache_root, engine_dir, verify_sha256
+from .errors import UnexpectedOutput
+from .pins import EnginePin, PythonDist
+from .pyenv import published_sha256, run
 
 PACKAGE = "delta/"
 STAMP = ".sha256"

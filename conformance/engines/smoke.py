@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltaspec.conformance.engines.cache import InstalledEngine
+from .cache import InstalledEngine
 
 TIMEOUT_SECONDS = 600
 

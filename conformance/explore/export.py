@@ -24,8 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltaspec.conformance.adapters.base import Json
-from deltaspec.conformance.explore.search import (
+from ..harness.adapter import Json
+from ..oracle.differential import Differential, outcome_view
+from ..workload.alphabet import ExploreError
+from .search import (
     ExploreConfig,
     Explorer,
     Problem,
@@ -34,8 +36,6 @@ from deltaspec.conformance.explore.search import (
     start,
     step_names,
 )
-from deltaspec.conformance.oracle.differential import Differential, outcome_view
-from deltaspec.conformance.workload.alphabet import ExploreError
 
 TIER_STEPS = (6, 12, 24)
 """The most steps a vector of tier 1, 2, 3 has; longer ones are tier 4."""

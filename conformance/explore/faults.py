@@ -14,13 +14,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from deltaspec.conformance.workload.alphabet import ExploreError
 from deltaspec.model import conflicts
 from deltaspec.model.actions import Action
 from deltaspec.model.isolation import IsolationLevel
 from deltaspec.model.log import Log
 from deltaspec.model.profiles import Profile
 from deltaspec.model.transaction import PreparedCommit
+
+from ..workload.alphabet import ExploreError
 
 
 def _append(log: Log, version: int, actions: tuple[Action, ...], timestamp: int) -> Log:

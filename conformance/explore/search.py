@@ -37,19 +37,20 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from deltaspec.conformance.adapters.base import Json, TableSetup, WriterSpec
-from deltaspec.conformance.adapters.model import ModelAdapter
-from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
-from deltaspec.conformance.isolation import checker as isolation
-from deltaspec.conformance.oracle.differential import Differential
-from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, Operation, choices
-from deltaspec.conformance.workload.scenario import APP_ID, TableState, table, writer_spec
 from deltaspec.model import machine as m
 from deltaspec.model.actions import as_dict
 from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
 from deltaspec.model.log import Log
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Rejected, Skipped
 from deltaspec.model.snapshot import Snapshot
+
+from ..adapters.model import ModelAdapter
+from ..harness.adapter import Json, TableSetup, WriterSpec
+from ..isolation import checker as isolation
+from ..oracle.differential import Differential
+from ..workload.alphabet import ALPHABET, ExploreError, Operation, choices
+from ..workload.scenario import APP_ID, TableState, table, writer_spec
+from .faults import FAULTS, OverwritingLog, faulted
 
 NOW = 0
 """Every step runs at clock 0: timestamps would tell apart states that behave alike."""

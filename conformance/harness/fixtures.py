@@ -23,8 +23,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.harness.reading import ReadFailure, TableReader
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from .reading import ReadFailure, TableReader
+from .verdicts import CaseResult, Verdict
 
 Json = dict[str, Any]
 ExpectedStates = Callable[[Path], Iterable[Json]]

@@ -19,11 +19,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from deltaspec.conformance.harness.logvectors import LogVector
-from deltaspec.conformance.harness.scenarios import Scenario
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 from deltaspec.releases_table import behaviours
 from deltaspec.rules import Release, Rule, covers
+
+from .logvectors import LogVector
+from .scenarios import Scenario
+from .verdicts import CaseResult, Verdict
 
 EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE = 0, 1, 2, 3
 NEWEST = "4.4.0"

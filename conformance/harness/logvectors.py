@@ -21,9 +21,10 @@ import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.harness.reading import ReadFailure
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 from deltaspec.rules import spec_root
+
+from .reading import ReadFailure
+from .verdicts import CaseResult, Verdict
 
 Json = dict[str, Any]
 SKIP_KINDS = frozenset({"UNSUPPORTED_FEATURE", "UNSUPPORTED_PROTOCOL"})

@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deltaspec.conformance.harness.gate import skips_by_reason
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 from deltaspec.rules import load_rules
 
+from .gate import skips_by_reason
+from .verdicts import CaseResult, Verdict
+
 if TYPE_CHECKING:
-    from deltaspec.conformance.harness.suites import Report
+    from .suites import Report
 
 
 def suite_of(report: Report, result: CaseResult) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from deltaspec.conformance.adapters.base import (
+from .adapter import (
     Adapter,
     Capability,
     ChecksumSource,
@@ -15,7 +15,7 @@ from deltaspec.conformance.adapters.base import (
     Unsupported,
     WriterSpec,
 )
-from deltaspec.conformance.harness.scenarios import RunResult, Scenario
+from .scenarios import RunResult, Scenario
 
 STEP_NEEDS = {
     "try_write": Capability.COMMIT_STEPS,

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.base import Adapter, Unsupported
-from deltaspec.conformance.harness.gate import Coverage
-from deltaspec.conformance.harness.runner import run_scenario
-from deltaspec.conformance.harness.scenarios import Scenario
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict, classify
+from .adapter import Adapter, Unsupported
+from .gate import Coverage
+from .runner import run_scenario
+from .scenarios import Scenario
+from .verdicts import CaseResult, Verdict, classify
 
 AdapterFactory = Callable[[Path], Adapter]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.base import Adapter, Unsupported
+from .adapter import Adapter, Unsupported
 
 Json = dict[str, Any]
 METHODS = (

@@ -24,13 +24,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.harness.scenarios import (
+from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
+
+from .scenarios import (
     RunResult,
     Scenario,
     checksum_fields,
     expectation_met,
 )
-from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"

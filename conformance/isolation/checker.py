@@ -29,8 +29,8 @@ from typing import Any
 
 import networkx as nx
 
-from deltaspec.conformance.isolation import predicates
-from deltaspec.conformance.isolation.predicates import Row
+from . import predicates
+from .predicates import Row
 
 Json = dict[str, Any]
 PredicateForm = Sequence[Any]

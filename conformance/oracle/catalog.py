@@ -4,8 +4,9 @@ A mutant is one small, plausible mistake of a Delta writer's author: an exact sn
 impl function replaced by a slightly wrong one. It names the function it breaks by the spec rule
 the function implements (``CONFLICT.APPEND_MATCH``: the one impl, or Spark path, function marked
 ``@rule`` with it, found through the rule registry), so a rename follows the marker; a helper
-that implements no rule is named ``module:qualname`` under ``deltaspec.impl``. A snippet that is
-no longer found exactly once is a loud :class:`MutantError`, never a silent pass.
+that implements no rule is named ``module:qualname`` under ``deltaspec.impl`` (under
+``deltaspec.spark``: ``spark.module:qualname``). A snippet that is no longer found exactly once
+is a loud :class:`MutantError`, never a silent pass.
 
 ``killed_by`` is the cheapest oracle stage that kills the mutant, as the full run recorded in
 ``benchmarks/results/mutants.json`` (``deltaspec mutants --json``) found it; the tests run only
@@ -26,6 +27,9 @@ from typing import Any
 from deltaspec.rules import RULE_ID
 
 IMPL = "deltaspec.impl."
+SPARK_PREFIX = "spark."
+"""A ``where`` of the Spark path (``spark.<module>:<qualname>``, under ``deltaspec``); any other
+``module:qualname`` is under ``deltaspec.impl``."""
 SIDES = ("impl", "spark")
 STAGE_NAMES = ("vectors", "race", "machine", "services", "spark")
 """Every stage a mutant may name: today's three, and the table-services stage (VACUUM, log
@@ -66,7 +70,7 @@ class Mutant:
     @property
     def module(self) -> str:
         """The impl module it breaks, without the ``deltaspec.impl.`` prefix."""
-        return self.target.split(":")[0].removeprefix(IMPL)
+        return self.target.split(":")[0].removeprefix(IMPL).removeprefix("deltaspec.")
 
 
 def resolve(target: str) -> tuple[Any, str, Any]:
@@ -93,7 +97,10 @@ def resolve_target(mutant: Mutant) -> str:
     marked with its rule (when several are, the one whose source holds the snippet)."""
     rule_id = mutant.rule
     if rule_id is None:
-        return mutant.where if mutant.where.startswith(IMPL) else IMPL + mutant.where
+        where = mutant.where
+        if where.startswith(SPARK_PREFIX):
+            return "deltaspec." + where
+        return where if where.startswith("deltaspec.") else IMPL + where
     from deltaspec.trace import marked
 
     found = marked(rule_id, mutant.side)
@@ -354,13 +361,13 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "CHECKPOINT.INTERVAL", "version % checkpoint_interval(metadata) == 0",
        "(version + 1) % checkpoint_interval(metadata) == 0", "vectors"),
     _m("checkpoint-parts-numbered-from-zero", "multi-part checkpoint parts are numbered from 0",
-       "checkpoint:_pieces", "part_checkpoint_name(version, i + 1, parts)",
+       "checkpoint.write:_pieces", "part_checkpoint_name(version, i + 1, parts)",
        "part_checkpoint_name(version, i, parts)", "services", "services"),
     _m("last-checkpoint-counts-all-rows", "_last_checkpoint.numOfAddFiles counts every row",
-       "checkpoint:_write_v1",
+       "checkpoint.write:_write_v1",
        "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows", "services"),
     _m("last-checkpoint-before-parts", "_last_checkpoint is written before the checkpoint",
-       "checkpoint:_write_v1",
+       "checkpoint.write:_write_v1",
        "    total, reused = _put_pieces(store, pieces)\n",
        "    write_last_checkpoint(store, encode_last_checkpoint(\n"
        "        version, table.num_rows, written_parts, 0, snapshot.num_files))\n"
@@ -370,17 +377,17 @@ CHECKPOINT: tuple[Mutant, ...] = (
     _m("cleanup-deletes-new-start", "log cleanup deletes the checkpoint it keeps as the start",
        "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "services", "services"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
-       "checkpoint:_new_start",
+       "retention.log_cleanup:_new_start",
        "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",
        "services", "services"),
     _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
-       "checkpoint:_new_start",
+       "retention.log_cleanup:_new_start",
        "and _readable(log, listing.checkpoints[version])", "", "services"),
     _m("v2-checkpoint-names-no-sidecar", "a v2 checkpoint's top-level file leaves out its "
-       "sidecar action", "checkpoint_v2:write_v2_checkpoint",
+       "sidecar action", "checkpoint.v2:write_v2_checkpoint",
        "codec.encode_commit([marker, sidecar, *others])", "codec.encode_commit([marker, *others])"),
     _m("cleanup-times-not-monotonic", "log cleanup takes file times as they are, not made "
-       "increasing", "checkpoint:_timed_entries",
+       "increasing", "retention.log_cleanup:_timed_entries",
        "if previous is not None and time <= previous:", "if False:", "services", "services"),
 )  # fmt: skip
 
@@ -396,29 +403,29 @@ SERVICES: tuple[Mutant, ...] = (
        "if txn.last_updated is not None and txn.last_updated > cutoff",
        "if txn.last_updated is None or txn.last_updated > cutoff", "vectors", "vectors"),
     _m("version-at-timestamp-exclusive", "a timestamp equal to a commit's resolves to the one "
-       "before", "history:version_at", "if t <= timestamp_ms]", "if t < timestamp_ms]",
+       "before", "snapshot.time_travel:version_at", "if t <= timestamp_ms]", "if t < timestamp_ms]",
        "vectors", "services"),
     _m("commit-times-equal-kept", "equal commit file times are not made increasing",
-       "history:commit_timestamps", "moment <= previous:", "moment < previous:",
+       "snapshot.timestamps:commit_timestamps", "moment <= previous:", "moment < previous:",
        "services", "services"),
     _m("in-commit-timestamps-ignored", "time travel uses file times despite in-commit "
-       "timestamps", "history:commit_timestamps", "if ict is not None:", "if False:",
+       "timestamps", "snapshot.timestamps:commit_timestamps", "if ict is not None:", "if False:",
        "vectors", "services"),
     _m("vacuum-ignores-tombstones", "VACUUM deletes files whose tombstones are within retention",
-       "vacuum:_referenced", "if tombstones.num_rows:", "if False:", "services"),
+       "retention.vacuum:_referenced", "if tombstones.num_rows:", "if False:", "services"),
     _m("vacuum-ignores-recent-removes", "VACUUM ignores removes committed after the cutoff",
-       "vacuum:_referenced",
+       "retention.vacuum:_referenced",
        "if version > snapshot.version or info.modification_time <= cutoff:", "if True:",
        "services", "services"),
     _m("vacuum-ignores-deletion-vectors", "VACUUM deletes the deletion-vector files of live "
-       "files", "vacuum:_referenced",
+       "files", "retention.vacuum:_referenced",
        "if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:",
        "if False and (dv_path := deletion_vector_path(root, dv)) is not None:", "services"),
     _m("vacuum-retention-not-enforced", "VACUUM accepts a retention shorter than the table's",
-       "vacuum:_retention", "if enforce_retention and retention < configured:", "if False:",
-       "services"),
+       "retention.vacuum:_retention", "if enforce_retention and retention < configured:",
+       "if False:", "services"),
     _m("vacuum-deletes-at-cutoff", "VACUUM deletes a file modified exactly at the cutoff",
-       "vacuum:_consider", "if info.st_mtime_ns // 1_000_000 >= cutoff:",
+       "retention.vacuum:_consider", "if info.st_mtime_ns // 1_000_000 >= cutoff:",
        "if info.st_mtime_ns // 1_000_000 > cutoff:", "services", "services"),
 )  # fmt: skip
 

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup, WriterSpec
-from deltaspec.conformance.adapters.model import ModelAdapter
-from deltaspec.conformance.isolation import checker as isolation
 from deltaspec.model import machine as m
 from deltaspec.model.actions import AddFile, RemoveFile, as_dict
 from deltaspec.model.outcomes import Committed
 from deltaspec.model.predicates import form
 from deltaspec.model.values import partition_schema
+
+from ..adapters.model import ModelAdapter
+from ..harness.adapter import Adapter, Json, TableSetup, WriterSpec
+from ..isolation import checker as isolation
 
 COMMIT_INFO_KEYS = ("timestamp", "operation", "readVersion", "isolationLevel", "isBlindAppend")
 SNAPSHOT_KEYS = (

@@ -43,12 +43,13 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from deltaspec.conformance.adapters.base import Adapter, Json, TableSetup
-from deltaspec.conformance.oracle.differential import Differential, Divergence
 from deltaspec.model.actions import AddFile, as_dict
 from deltaspec.model.predicates import parse
 from deltaspec.model.snapshot import Snapshot
 from deltaspec.model.transaction import Transaction, filter_files
+
+from ..harness.adapter import Adapter, Json, TableSetup
+from .differential import Differential, Divergence
 
 AdapterFactory = Callable[[Path], Adapter]
 Writer = tuple[str, list[Json], list[Json]]

@@ -3,26 +3,50 @@
 Our Spark path runs mostly in Spark's Python workers: processes the JVM starts, which import
 ``deltaspec`` afresh. A mutant applied in the oracle's process alone would leave them correct and
 the ``spark`` stage would measure nothing. So the oracle also names the mutant in the environment
-(``DELTASPEC_MUTANT=<id>@<module:qualname>``), which the JVM and its workers inherit; importing
-``deltaspec`` in such a process calls :func:`install_from_environment`, and the mutant is applied
-as soon as its module has been executed there.
+(``DELTASPEC_MUTANT=<id>@<module:qualname>``) and puts a ``sitecustomize`` module of its own first
+on ``PYTHONPATH`` (:func:`worker_environment`); the JVM and its workers inherit both, Python runs
+``sitecustomize`` at every start, and it calls :func:`install_from_environment`: the mutant is
+applied as soon as its module has been executed there. Nothing on the package's own import path
+knows of mutants.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 MUTANT_ENV = "DELTASPEC_MUTANT"
 
 
+SITECUSTOMIZE = (
+    '"""Written by deltaspec\'s oracle: apply the mutant $DELTASPEC_MUTANT names."""\n'
+    "from deltaspec.conformance.oracle.mutant_env import install_from_environment\n\n"
+    "install_from_environment()\n"
+)
+
+
 def environment_value(mutant_id: str, target: str) -> str:
     return f"{mutant_id}@{target}"
+
+
+def worker_environment(mutant_id: str, target: str) -> dict[str, str]:
+    """The variables that carry a mutant into every Python process started from this one: its
+    name, and ``PYTHONPATH`` led by a folder (removed when this process exits) holding the
+    ``sitecustomize`` that applies it."""
+    folder = Path(tempfile.mkdtemp(prefix="deltaspec-mutant-"))
+    (folder / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    atexit.register(shutil.rmtree, folder, True)
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return {MUTANT_ENV: environment_value(mutant_id, target), "PYTHONPATH": path}
 
 
 class _ApplyAfterImport(importlib.abc.MetaPathFinder):
@@ -55,7 +79,7 @@ class _ApplyAfterImport(importlib.abc.MetaPathFinder):
 
 
 def _apply(mutant_id: str, target: str) -> None:
-    from deltaspec.conformance.oracle.mutants import apply, by_id
+    from .mutants import apply, by_id
 
     apply(by_id(mutant_id), target)
 

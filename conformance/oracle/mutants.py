@@ -24,7 +24,9 @@ from pathlib import Path
 from types import FunctionType
 from typing import Any
 
-from deltaspec.conformance.oracle.catalog import (
+from ..spark_differential.reference import ENV as REFERENCE_ENV
+from ..spark_differential.reference import setting
+from .catalog import (
     CATALOG,
     Mutant,
     MutantError,
@@ -32,9 +34,7 @@ from deltaspec.conformance.oracle.catalog import (
     mutated_source,
     resolve,
 )
-from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, environment_value
-from deltaspec.conformance.spark_differential.reference import ENV as REFERENCE_ENV
-from deltaspec.conformance.spark_differential.reference import setting
+from .mutant_env import worker_environment
 
 __all__ = [
     "CATALOG",
@@ -113,13 +113,13 @@ cannot fail them."""
 def run_in_process(mutant_id: str | None, stages: Sequence[str] = STAGES) -> MutantResult:
     """Apply ``mutant_id`` (None: no mutant) here, then run the chosen stages in order; the
     first that fails kills the mutant. A stage that cannot run here (no Spark) kills nothing."""
-    from deltaspec.conformance.oracle.stages import StageOptions, chosen, run_stage
+    from .stages import StageOptions, chosen, run_stage
 
     started = time.perf_counter()
     if mutant_id is not None:
         mutant = by_id(mutant_id)
         apply(mutant)
-        os.environ[MUTANT_ENV] = environment_value(mutant.id, mutant.target)  # Spark's workers
+        os.environ.update(worker_environment(mutant.id, mutant.target))  # Spark's workers
     options = StageOptions(shrink=False, verbose=False, fail_fast=True)
     for stage in chosen(list(stages)):
         result = run_stage(stage, options)

@@ -45,7 +45,7 @@ def _table(root: Path, actions: list[dict[str, Any]]) -> Path:
 
 
 def _refused(root: Path, error: type[Exception], what: str) -> None:
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     try:
         DeltaLog(str(root)).snapshot()
@@ -76,7 +76,7 @@ def sibling_of_the_root(workdir: Path) -> None:
 
 def repeated_set_transaction(workdir: Path) -> None:
     from deltaspec.impl.actions import AddFile, SetTransaction
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.impl.txn.transaction import OptimisticTransaction
 
     protocol = {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}

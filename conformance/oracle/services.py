@@ -10,9 +10,9 @@ hidden files beside them. The impl (``DeltaLog``, ``checkpoint_table``, ``write_
 comes from the model (``model.checkpoint``: ``checkpoint_actions``,
 ``min_file_retention_timestamp``, ``expired_log_versions``; the model's replay of the same
 commit files) or, where the model has no function, from the spec's text: VACUUM
-(RETENTION.TOMBSTONES and impl/vacuum.py's three conditions) and the version at a timestamp
-(the last commit at or before it, with times made strictly increasing). The probe times are
-chosen at the boundaries: exactly at a cut-off, and one millisecond after.
+(RETENTION.TOMBSTONES and impl/retention/vacuum.py's three conditions) and the version at a
+timestamp (the last commit at or before it, with times made strictly increasing). The probe times
+are chosen at the boundaries: exactly at a cut-off, and one millisecond after.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.oracle.stages import StageResult
+from .stages import StageResult
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -187,9 +187,10 @@ def build_table(root: Path, seed: int) -> Table:
 
 def model_snapshot(table: Table, version: int) -> Any:
     """The model's replay of commits 0..version, decoded by the model adapter."""
-    from deltaspec.conformance.adapters.model import read_log_action
     from deltaspec.model.actions import Commit
     from deltaspec.model.snapshot import Snapshot, apply_commit
+
+    from ..adapters.model import read_log_action
 
     snapshot = Snapshot()
     for v in range(version + 1):
@@ -258,8 +259,8 @@ def _fixed(now: int) -> Callable[[], int]:
 def check_retention(table: Table) -> int:
     """RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS at every probe: the
     impl's snapshot as of ``now`` and its checkpoint rows against the model's checkpoint."""
-    from deltaspec.impl.checkpoint import checkpoint_table
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.checkpoint.contents import checkpoint_table
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     latest = len(table.times) - 1
     model = model_snapshot(table, latest)
@@ -297,8 +298,8 @@ def expected_version_at(times: list[int], timestamp: int) -> int | str:
 
 def check_time_travel(table: Table) -> int:
     from deltaspec.impl.errors import DeltaError
-    from deltaspec.impl.history import version_at
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
+    from deltaspec.impl.snapshot.time_travel import version_at
 
     log = DeltaLog(str(table.root))
     probes = sorted({t + d for t in _adjusted(table.times) for d in (-1, 0, 1)})
@@ -351,8 +352,8 @@ def check_vacuum(table: Table) -> int:
     millisecond after), then one real VACUUM at the last probe; a retention one millisecond
     shorter than the table's is refused unless the check is turned off."""
     from deltaspec.impl.errors import VacuumRetentionTooShortError
-    from deltaspec.impl.snapshot import DeltaLog
-    from deltaspec.impl.vacuum import vacuum
+    from deltaspec.impl.retention.vacuum import vacuum
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.model.checkpoint import interval_ms
 
     retention = interval_ms(table.configuration["delta.deletedFileRetentionDuration"])
@@ -394,7 +395,7 @@ def _hint(table: Table) -> dict[str, Any] | None:
 def _interrupted_write(table: Table, log: Any, version: int, parts: int, now: int) -> None:
     """CHECKPOINT.LAST_CHECKPOINT: a multi-part write that stops after its first part leaves
     ``_last_checkpoint`` as it was (the hint is written after every part exists)."""
-    from deltaspec.impl.checkpoint import write_checkpoint
+    from deltaspec.impl.checkpoint.write import write_checkpoint
     from deltaspec.impl.log import crashpoints
 
     before = _hint(table)
@@ -429,8 +430,8 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from deltaspec.impl.checkpoint import write_checkpoint
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.checkpoint.write import write_checkpoint
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     log = DeltaLog(str(table.root))
     for version in table.checkpoints:
@@ -469,8 +470,8 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     """RETENTION.LOG at a cut-off equal to a commit's midnight: the commits deleted are the
     model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
     state and the kept versions still read."""
-    from deltaspec.impl.checkpoint import cleanup_expired_logs
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.model.checkpoint import expired_log_versions, interval_ms
 
     latest_checkpoint = table.checkpoints[-1]
@@ -516,7 +517,7 @@ def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
 
 def run_services(scenarios: int = SCENARIOS) -> StageResult:
     """Every scenario, then the one-off probes; the first disagreement fails the stage."""
-    from deltaspec.conformance.oracle.service_probes import ProbeMismatch, run_probes
+    from .service_probes import ProbeMismatch, run_probes
 
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}

@@ -4,7 +4,7 @@ is skipped, and says what is missing."""
 
 from __future__ import annotations
 
-from deltaspec.conformance.oracle.stages import StageResult, StageSkipped
+from .stages import StageResult, StageSkipped
 
 
 def spark_session() -> object:
@@ -13,7 +13,7 @@ def spark_session() -> object:
 
     if not available("pyspark"):
         raise StageSkipped("needs pyspark: pip install 'deltaspec[spark]'")
-    from deltaspec.conformance.adapters.deltaspark_session import (
+    from ..adapters.deltaspark_session import (
         DeltaSparkUnavailable,
         delta_session,
     )
@@ -28,7 +28,7 @@ def run_spark_differential(*, stop_at_first: bool = False) -> StageResult:
     """Every script and conflict case of the differential (``stop_at_first``: up to the first
     that differs); any difference fails the stage."""
     session = spark_session()
-    from deltaspec.conformance.spark_differential.suite import run_differential
+    from ..spark_differential.suite import run_differential
 
     report = run_differential(session, stop_at_first=stop_at_first)
     failures = report.failures()

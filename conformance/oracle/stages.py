@@ -72,7 +72,7 @@ def _model(options: StageOptions) -> StageResult:
 
 
 def _vectors(options: StageOptions) -> StageResult:
-    from deltaspec.cli.run import missing_prerequisite
+    from ..corpus_run import missing_prerequisite
 
     missing = missing_prerequisite("fixtures", options.fixtures)
     chosen = ["scenarios", "logs"] + (["fixtures"] if missing is None else [])
@@ -86,8 +86,8 @@ def _vectors(options: StageOptions) -> StageResult:
 
 
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
-    from deltaspec.cli.run import Corpus, print_report, run_suites
-    from deltaspec.conformance.harness.fixtures import PINNED_MANIFEST_SHA256
+    from ..corpus_run import Corpus, print_report, run_suites
+    from ..harness.fixtures import PINNED_MANIFEST_SHA256
 
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
     # strict: the reference must give the exact conflict or error kind, and never a spurious
@@ -106,8 +106,9 @@ def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResu
 
 
 def _race(options: StageOptions) -> StageResult:
-    from deltaspec.conformance.oracle.machine import race_put_if_absent
-    from deltaspec.impl.log.store import LocalLogStore
+    from deltaspec.impl.log.local_store import LocalLogStore
+
+    from .machine import race_put_if_absent
 
     rounds = 200
     won = race_put_if_absent(LocalLogStore, rounds=rounds)
@@ -115,15 +116,15 @@ def _race(options: StageOptions) -> StageResult:
 
 
 def _services(options: StageOptions) -> StageResult:
-    from deltaspec.conformance.oracle.services import run_services
+    from .services import run_services
 
     return run_services()
 
 
 def _machine(options: StageOptions) -> StageResult:
-    from deltaspec.conformance.adapters.impl import ImplAdapter
-    from deltaspec.conformance.oracle.differential import Divergence
-    from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, run_oracle
+    from ..adapters.impl import ImplAdapter
+    from .differential import Divergence
+    from .machine import ORACLE_PROFILES, run_oracle
 
     profile = ORACLE_PROFILES["ci"]
     profile = profile if options.shrink else replace(profile, shrink=False)
@@ -135,7 +136,7 @@ def _machine(options: StageOptions) -> StageResult:
 
 
 def _spark(options: StageOptions) -> StageResult:
-    from deltaspec.conformance.oracle.spark_stage import run_spark_differential
+    from .spark_stage import run_spark_differential
 
     return run_spark_differential(stop_at_first=options.fail_fast)
 

@@ -1,6 +1,6 @@
 """The Spark path differential: the same PySpark user scripts run against live delta-spark
 (``format("delta")``, ``delta.tables.DeltaTable``) and against deltaspec's Spark path
-(``format("deltaspec")``, ``deltaspec.impl.spark.tables.DeltaTable``), on one session.
+(``format("deltaspec")``, ``deltaspec.spark.tables.DeltaTable``), on one session.
 
 Each script runs once per engine into its own table; then the rows (each engine reading its own
 table *and* the other's), the log's shape per version (operation, parameters with expression ids

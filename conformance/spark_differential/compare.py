@@ -11,9 +11,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.conformance.spark_differential.engines import Engine
-from deltaspec.conformance.spark_differential.reference import from_environment as reference_cache
-from deltaspec.conformance.spark_differential.scripts import SCRIPTS
+from .engines import Engine
+from .reference import from_environment as reference_cache
+from .scripts import SCRIPTS
 
 _EXPR_ID = re.compile(r"#\d+L?")
 _QUALIFIER = re.compile(r"\b[A-Za-z_]\w*\.(?=[A-Za-z_`])")

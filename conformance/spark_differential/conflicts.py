@@ -11,10 +11,11 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from deltaspec.conformance.spark_differential.engines import Engine
-from deltaspec.conformance.spark_differential.engines import frame as _df
-from deltaspec.conformance.spark_differential.reference import from_environment as reference_cache
-from deltaspec.impl.spark.tables import DeltaTable as OurDeltaTable
+from deltaspec.spark.tables import DeltaTable as OurDeltaTable
+
+from .engines import Engine
+from .engines import frame as _df
+from .reference import from_environment as reference_cache
 
 
 def _seq(spark: SparkSession, items: list[Any]) -> Any:
@@ -73,7 +74,7 @@ def _delete(condition: str | None) -> Callable[[SparkSession, str, Callable[[], 
 
 def _write(**options: Any) -> Callable[[SparkSession, str, Callable[[], None]], None]:
     def run(spark: SparkSession, root: str, winner: Callable[[], None]) -> None:
-        from deltaspec.impl.spark import write_delta
+        from deltaspec.spark import write_delta
 
         rows = [(7, "a", "q")] if "txnAppId" in options else [(5, "a", "new")]
         write_delta(_df(spark, rows), root, before_commit=winner, **options)

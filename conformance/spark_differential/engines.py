@@ -8,8 +8,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 
-from deltaspec.impl.spark.datasource import register
-from deltaspec.impl.spark.tables import DeltaTable as OurDeltaTable
+from deltaspec.spark.datasource import register
+from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
 SCHEMA = "id long, p string, v string"
 

@@ -83,7 +83,7 @@ def _fingerprint() -> str:
     if not _FINGERPRINT:
         import pyspark
 
-        from deltaspec.conformance.adapters.deltaspark_session import locate
+        from ..adapters.deltaspark_session import locate
 
         digest = hashlib.sha256(pyspark.__version__.encode())
         here = Path(__file__).parent

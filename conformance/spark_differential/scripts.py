@@ -12,10 +12,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.conformance.spark_differential.engines import SCHEMA, Engine
-from deltaspec.conformance.spark_differential.engines import frame as _df
-from deltaspec.conformance.spark_differential.engines import stamp as _stamp
-from deltaspec.impl.spark.streaming import idempotent_writer
+from deltaspec.spark.streaming import idempotent_writer
+
+from .engines import SCHEMA, Engine
+from .engines import frame as _df
+from .engines import stamp as _stamp
 
 
 def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
@@ -169,7 +170,7 @@ def streaming(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         writer = e.write(batch).mode("append").option("txnAppId", query)
         writer.option("txnVersion", batch_id).save(root)
 
-    # ours: the helper deltaspec offers for exactly this (impl/spark/streaming.py)
+    # ours: the helper deltaspec offers for exactly this (spark/streaming.py)
     ours = idempotent_writer(root)
 
     def batches(batch: DataFrame, batch_id: int) -> None:

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.spark_differential.compare import differences, run_both
-from deltaspec.conformance.spark_differential.conflicts import (
+from .compare import differences, run_both
+from .conflicts import (
     CONFLICTS,
     conflict_differences,
     run_conflict,
 )
-from deltaspec.conformance.spark_differential.engines import make_engines
-from deltaspec.conformance.spark_differential.scripts import KNOWN_DIFFERENCES, SCRIPTS
+from .engines import make_engines
+from .scripts import KNOWN_DIFFERENCES, SCRIPTS
 
 
 @dataclass

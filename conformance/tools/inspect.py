@@ -34,15 +34,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from deltaspec.conformance.adapters.base import protocol_json
-from deltaspec.conformance.isolation import checker as isolation
 from deltaspec.impl import codec, errors
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
 from deltaspec.impl.log.listing import LogListing
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import LAST_CHECKPOINT, is_checkpoint_name
-from deltaspec.impl.log.store import FileInfo, LocalLogStore
+from deltaspec.impl.log.store import FileInfo
 from deltaspec.impl.predicates import PartitionSchema
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
+
+from ..harness.adapter import protocol_json
+from ..isolation import checker as isolation
 
 Json = dict[str, Any]
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

@@ -34,19 +34,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.adapters.deltaspark_session import RELEASE
-from deltaspec.conformance.adapters.registry import PINNED_ENGINE
-from deltaspec.conformance.engines.cache import cache_root
-from deltaspec.conformance.harness.gate import not_for_release, parse_release
-from deltaspec.conformance.harness.logvectors import load_log_vectors
-from deltaspec.conformance.harness.scenarios import load_scenarios
-from deltaspec.conformance.harness.verdicts import (
+from deltaspec.rules import load_rules
+
+from ..adapters.deltaspark_session import RELEASE
+from ..adapters.registry import PINNED_ENGINE
+from ..engines.cache import cache_root
+from ..harness.gate import not_for_release, parse_release
+from ..harness.logvectors import load_log_vectors
+from ..harness.scenarios import load_scenarios
+from ..harness.verdicts import (
     CaseResult,
     Verdict,
     apply_known,
     load_known_issues,
 )
-from deltaspec.rules import load_rules
 
 TARGET = Path(__file__).resolve().parents[2] / "spec" / "data" / "verified_live.json"
 PRIMARY = RELEASE

@@ -6,7 +6,7 @@ tools that describe writers name their operations differently; each name maps on
 - the explorer (``deltaspec explore``) draws from :data:`ALPHABET`, kinds by value;
 - the differential oracle's intents (``conformance/oracle/machine.py``): :data:`ORACLE_INTENTS`;
 - the conflict matrix's operations (spec/data/conflict_matrix.json): :data:`MATRIX_OPERATIONS`;
-- the engine operations an operation-level adapter runs (``workload/engine.py``):
+- the engine operations an operation-level adapter runs (``adapters/engine_ops.py``):
   ``engine.ENGINE_OPERATIONS``.
 
 The translations are functions of this folder: :mod:`.scenario` spells an operation as a

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deltaspec.conformance.adapters.base import Json
-from deltaspec.conformance.isolation import predicates
-from deltaspec.conformance.workload.alphabet import OPERATION_NAMES, AlphabetError, Kind, Operation
+from ..harness.adapter import Json
+from ..isolation import predicates
+from .alphabet import OPERATION_NAMES, AlphabetError, Kind, Operation
 
 APP_ID = "stream"
 """The one application id every ``set_txn`` writer reads and writes (CONFLICT.APP_TXN)."""

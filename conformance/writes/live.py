@@ -1,4 +1,4 @@
-"""The writes suite's live mode (``--adapter deltaspark-ops``): our Spark path (impl/spark) and
+"""The writes suite's live mode (``--adapter deltaspark-ops``): our Spark path (spark) and
 live delta-spark run the same operation on copies of one table, and a checkpoint of the same log;
 the commits and checkpoints are compared field by field, with the accepted differences of
 ``known_issues/writes-live-spark.json`` applied."""
@@ -15,14 +15,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.harness.verdicts import (
+from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
     Verdict,
     apply_known,
     load_known_issues,
 )
-from deltaspec.conformance.writes.suite import read_commit
+from .suite import read_commit
 
 Json = dict[str, Any]
 
@@ -78,7 +78,7 @@ def _delta_write(spark: Any, path: str, mode: str, rows: Any = None, **options: 
 
 
 def _ours_write(spark: Any, path: str, mode: str, rows: Any = None, **options: Any) -> None:
-    from deltaspec.impl.spark import write_delta
+    from deltaspec.spark import write_delta
 
     partition_by = ["p"] if mode == "errorifexists" else None
     write_delta(_frame(spark, rows), path, mode=mode, partition_by=partition_by, **options)
@@ -86,7 +86,7 @@ def _ours_write(spark: Any, path: str, mode: str, rows: Any = None, **options: A
 
 def _ours(name: str, *args: Any, **kwargs: Any) -> Callable[[Any, str], object]:
     def run(spark: Any, path: str) -> object:
-        from deltaspec.impl import spark as ours
+        from deltaspec import spark as ours
 
         return getattr(ours, name)(spark, path, *args, **kwargs)
 
@@ -106,7 +106,7 @@ def _their_merge(spark: Any, path: str) -> None:
 
 
 def _our_merge(spark: Any, path: str) -> object:
-    from deltaspec.impl.spark import MergeClause, merge
+    from deltaspec.spark import MergeClause, merge
 
     clauses = [MergeClause("update", assignments="*"), MergeClause("insert", assignments="*")]
     return merge(spark, path, _merge_source(spark), "t.id = s.id", clauses)
@@ -329,8 +329,8 @@ def run_live_writes(spark: Any, scratch: Path) -> list[CaseResult]:
     field, with the accepted differences of ``writes-live-spark.json`` applied."""
     import shutil
 
-    from deltaspec.impl.checkpoint import checkpoint_version
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.checkpoint.policy import checkpoint_version
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     results: list[CaseResult] = []
     base = scratch / "base"

@@ -20,14 +20,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from deltaspec.conformance.harness.verdicts import (
+from deltaspec.impl import codec
+
+from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
     Verdict,
     apply_known,
     load_known_issues,
 )
-from deltaspec.impl import codec
 
 Json = dict[str, Any]
 MODERN = re.compile(r"Delta-Lake/[34]\.")
@@ -87,8 +88,8 @@ Writer = Callable[[Path], list[Path]]
 
 
 def spark_writer(root: Path) -> list[Path]:
-    """Canonical operations through deltaspec.impl.spark; returns their commit files."""
-    from deltaspec.impl.spark import (
+    """Canonical operations through deltaspec.spark; returns their commit files."""
+    from deltaspec.spark import (
         MergeClause,
         compact,
         delete,
@@ -208,11 +209,11 @@ def _add(results: list[CaseResult], seen: set[str], case: str, why: str) -> None
 
 
 def compare_checkpoint(root: Path, reference: dict[str, set[str]]) -> list[CaseResult]:
-    from deltaspec.impl import checkpoint
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.checkpoint.policy import checkpoint_version
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     log = DeltaLog(str(root))
-    checkpoint.checkpoint_version(log, log.latest_version(), now_ms=log.clock())
+    checkpoint_version(log, log.latest_version(), now_ms=log.clock())
     path = next(iter(sorted((root / "_delta_log").glob("*.checkpoint.parquet"))))
     schema = pq.read_schema(path)
     results: list[CaseResult] = []
@@ -238,8 +239,8 @@ def run_writes(adapter: str, fixtures: Path) -> list[CaseResult]:
     """``deltaspark-ops``: the live mode (our Spark path against the live engine); otherwise the
     adapter's writes against the fixtures."""
     if adapter == "deltaspark-ops":
-        from deltaspec.conformance.adapters.deltaspark_session import delta_session
-        from deltaspec.conformance.writes.live import run_live_writes
+        from ..adapters.deltaspark_session import delta_session
+        from .live import run_live_writes
 
         with tempfile.TemporaryDirectory(prefix="deltaspec-writes-live-") as scratch:
             return run_live_writes(delta_session(), Path(scratch))

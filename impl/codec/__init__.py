@@ -7,6 +7,7 @@
 - :mod:`.partition_values`: the ``partitionValues`` string of each typed value
   (ACTION.PARTITION_VALUES).
 - :mod:`.stats`: the ``stats`` JSON string of an add.
+- :mod:`.z85`: Z85, in which deletion-vector ids and inline deletion vectors are written.
 - :mod:`.json_text` and :mod:`.java_text`: JSON text as Jackson writes it, numbers and datetimes
   as Java prints them.
 
@@ -16,22 +17,22 @@ ignores unknown actions and fields (ACTION.UNKNOWN). Writing produces the bytes 
 for the same actions: its field names and order, absent fields omitted, compact JSON.
 """
 
-from deltaspec.impl.codec.actions import (
+from .actions import (
     COMMIT_INFO_FIELD_ORDER,
     KNOWN_ACTIONS,
     decode_action,
     encode_action,
     make_commit_info,
 )
-from deltaspec.impl.codec.commit import decode_commit, encode_commit
-from deltaspec.impl.codec.partition_values import decode_partition_value, encode_partition_value
-from deltaspec.impl.codec.paths import (
+from .commit import decode_commit, encode_commit
+from .partition_values import decode_partition_value, encode_partition_value
+from .paths import (
     HIVE_DEFAULT_PARTITION,
     decode_path,
     encode_path,
     partition_directory,
 )
-from deltaspec.impl.codec.stats import encode_stats
+from .stats import encode_stats
 
 __all__ = [
     "COMMIT_INFO_FIELD_ORDER",

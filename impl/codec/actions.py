@@ -42,7 +42,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from deltaspec.impl.actions import (
+from deltaspec.rules import rule
+
+from ..actions import (
     Action,
     AddCDCFile,
     AddFile,
@@ -57,7 +59,8 @@ from deltaspec.impl.actions import (
     SetTransaction,
     Sidecar,
 )
-from deltaspec.impl.codec.fields import (
+from ..errors import CorruptLogError
+from .fields import (
     BOOLEAN,
     INT,
     LONG,
@@ -71,9 +74,7 @@ from deltaspec.impl.codec.fields import (
     json_object,
     object_kind,
 )
-from deltaspec.impl.codec.json_text import dumps
-from deltaspec.impl.errors import CorruptLogError
-from deltaspec.rules import rule
+from .json_text import dumps
 
 DELETION_VECTOR: Final = object_kind(
     FieldTable(

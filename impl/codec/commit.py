@@ -12,11 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from deltaspec.impl.actions import Action
-from deltaspec.impl.codec.actions import decode_action, encode_action
-from deltaspec.impl.codec.json_text import PARSER, type_name
-from deltaspec.impl.errors import CorruptLogError
 from deltaspec.rules import rule
+
+from ..actions import Action
+from ..errors import CorruptLogError
+from .actions import decode_action, encode_action
+from .json_text import PARSER, type_name
 
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Final
 
-from deltaspec.impl.codec.json_text import type_name
-from deltaspec.impl.errors import CorruptLogError
+from ..errors import CorruptLogError
+from .json_text import type_name
 
 MISSING: Final = object()
 """Marks a key absent from a JSON object (as opposed to present with ``null``)."""

@@ -11,8 +11,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, TypeVar
 
-from deltaspec.impl.codec.java_text import datetime_text, java_floating, to_float32
 from deltaspec.rules import rule
+
+from .java_text import datetime_text, java_floating, to_float32
 
 _INTEGRAL_RANGES: Final = {
     "byte": (-(2**7), 2**7 - 1),

@@ -8,8 +8,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from deltaspec.impl.codec.java_text import datetime_text, java_floating
-from deltaspec.impl.codec.json_text import dumps
+from .java_text import datetime_text, java_floating
+from .json_text import dumps
 
 
 def _stats_value(value: Any) -> str:

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from deltaspec.impl.log.names import parse_commit_name
-from deltaspec.impl.log.store import FileInfo, LogStore
+from .names import parse_commit_name
+from .store import FileInfo, LogStore
 
 __all__ = ["Fault", "FaultPlan", "FaultyLogStore", "InjectedFault"]
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.names import LAST_CHECKPOINT
-from deltaspec.impl.log.store import LogStore
 from deltaspec.rules import rule
+
+from ..errors import DeltaError
+from .names import LAST_CHECKPOINT
+from .store import LogStore
 
 __all__ = ["encode_last_checkpoint", "read_last_checkpoint", "write_last_checkpoint"]
 

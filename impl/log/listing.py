@@ -9,17 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from deltaspec.impl.errors import MissingVersionsError
-from deltaspec.impl.log.last_checkpoint import read_last_checkpoint
-from deltaspec.impl.log.names import (
+from deltaspec.rules import rule
+
+from ..errors import MissingVersionsError
+from .last_checkpoint import read_last_checkpoint
+from .names import (
     CheckpointKind,
     commit_name,
     parse_checkpoint_name,
     parse_commit_name,
     parse_compaction_name,
 )
-from deltaspec.impl.log.store import FileInfo, LogStore
-from deltaspec.rules import rule
+from .store import FileInfo, LogStore
 
 __all__ = [
     "CheckpointFiles",

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import (
+from .. import codec
+from ..actions import (
     Action,
     AddFile,
     CheckpointMetadata,
@@ -31,18 +31,18 @@ from deltaspec.impl.actions import (
     SetTransaction,
     Sidecar,
 )
-from deltaspec.impl.errors import (
+from ..errors import (
     CorruptLogError,
     DeltaError,
     MissingProtocolOrMetadataError,
     UnsafePathError,
 )
-from deltaspec.impl.log.listing import CheckpointFiles
-from deltaspec.impl.log.names import sidecar_name
-from deltaspec.impl.log.store import FileInfo, LogStore
-from deltaspec.impl.replay.file_checks import check_file_table
-from deltaspec.impl.replay.keys import refuse_duplicate_keys
-from deltaspec.impl.replay.layouts import (
+from ..log.listing import CheckpointFiles
+from ..log.names import sidecar_name
+from ..log.store import FileInfo, LogStore
+from .file_checks import check_file_table
+from .keys import refuse_duplicate_keys
+from .layouts import (
     FILE_COLUMNS,
     NON_FILE_COLUMNS,
     STATS_PARSED,
@@ -51,8 +51,8 @@ from deltaspec.impl.replay.layouts import (
     struct_column_to_table,
     tags_map,
 )
-from deltaspec.impl.replay.state import ReplayState
-from deltaspec.impl.replay.stats import conform_struct
+from .state import ReplayState
+from .stats import conform_struct
 
 __all__ = [
     "UnusableCheckpoint",

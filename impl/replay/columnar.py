@@ -31,12 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.replay.file_checks import check_commit_actions
-from deltaspec.impl.replay.layouts import FILES_SCHEMA
-from deltaspec.impl.table import paths
+from .. import codec
+from ..actions import Action
+from ..errors import DeltaError
+from ..table import paths
+from .file_checks import check_commit_actions
+from .layouts import FILES_SCHEMA
 
 __all__ = ["MIN_FAST_ADDS", "ColumnarCommit", "decode_columnar"]
 

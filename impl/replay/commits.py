@@ -13,19 +13,20 @@ from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action, AddFile, FileKey, Metadata, Protocol, RemoveFile
-from deltaspec.impl.errors import MissingProtocolOrMetadataError, MissingVersionsError
-from deltaspec.impl.log.listing import CheckpointFiles
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LogStore
-from deltaspec.impl.replay.columnar import ColumnarCommit, decode_columnar
-from deltaspec.impl.replay.file_checks import check_commit_actions
-from deltaspec.impl.replay.keys import drop_keys
-from deltaspec.impl.replay.layouts import adds_to_table, removes_to_table
-from deltaspec.impl.replay.state import ReplayState
-from deltaspec.impl.table.features import check_reader_protocol
 from deltaspec.rules import rule
+
+from .. import codec
+from ..actions import Action, AddFile, FileKey, Metadata, Protocol, RemoveFile
+from ..errors import MissingProtocolOrMetadataError, MissingVersionsError
+from ..log.listing import CheckpointFiles
+from ..log.names import commit_name
+from ..log.store import LogStore
+from ..table.features import check_reader_protocol
+from .columnar import ColumnarCommit, decode_columnar
+from .file_checks import check_commit_actions
+from .keys import drop_keys
+from .layouts import adds_to_table, removes_to_table
+from .state import ReplayState
 
 __all__ = [
     "Commit",

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action
-from deltaspec.impl.errors import CorruptLogError
-from deltaspec.impl.log.listing import LogListing
-from deltaspec.impl.log.names import commit_name, compaction_name
-from deltaspec.impl.log.store import LogStore
-from deltaspec.impl.replay.commits import Commit, ReplayActions
-from deltaspec.impl.replay.file_checks import check_commit_actions
-from deltaspec.impl.replay.read_ahead import READ_AHEAD_BYTES, ReadAhead
+from .. import codec
+from ..actions import Action
+from ..errors import CorruptLogError
+from ..log.listing import LogListing
+from ..log.names import commit_name, compaction_name
+from ..log.store import LogStore
+from .commits import Commit, ReplayActions
+from .file_checks import check_commit_actions
+from .read_ahead import READ_AHEAD_BYTES, ReadAhead
 
 __all__ = ["read_compaction", "replay_commits"]
 

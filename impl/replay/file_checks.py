@@ -16,11 +16,12 @@ from typing import cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.impl.actions import Action, AddFile, RemoveFile
-from deltaspec.impl.errors import CorruptLogError, UnsafePathError
-from deltaspec.impl.replay.layouts import ZERO, dv_from_row
-from deltaspec.impl.table import paths
 from deltaspec.rules import rule
+
+from ..actions import Action, AddFile, RemoveFile
+from ..errors import CorruptLogError, UnsafePathError
+from ..table import paths
+from .layouts import ZERO, dv_from_row
 
 __all__ = ["check_commit_actions", "check_file_table"]
 

@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.impl.errors import CorruptLogError
-from deltaspec.impl.replay.selection import select_table
+from ..errors import CorruptLogError
+from .selection import select_table
 
 __all__ = ["drop_keys", "refuse_duplicate_keys", "table_keys"]
 

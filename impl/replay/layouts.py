@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
-from deltaspec.impl.replay.selection import select_array
+from ..actions import AddFile, DeletionVector, RemoveFile
+from .selection import select_array
 
 __all__ = [
     "ADD_COLUMNS",

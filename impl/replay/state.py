@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from deltaspec.impl.actions import Action, DomainMetadata, Metadata, Protocol, SetTransaction
-from deltaspec.impl.replay.layouts import FILES_SCHEMA, TOMBSTONES_SCHEMA
 from deltaspec.rules import rule
+
+from ..actions import Action, DomainMetadata, Metadata, Protocol, SetTransaction
+from .layouts import FILES_SCHEMA, TOMBSTONES_SCHEMA
 
 __all__ = ["ReplayState"]
 

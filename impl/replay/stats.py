@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from deltaspec.impl.actions import Metadata
+from ..actions import Metadata
 
 __all__ = [
     "StatsLayout",

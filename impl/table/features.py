@@ -6,8 +6,8 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-from deltaspec.impl.actions import Protocol
-from deltaspec.impl.errors import UnsupportedProtocolError
+from ..actions import Protocol
+from ..errors import UnsupportedProtocolError
 
 __all__ = [
     "MAX_READER_VERSION",

@@ -1,65 +1,45 @@
-"""The one checked resolver: every table path the implementation opens, lists or deletes.
+"""The one checked resolver of data paths: every data file the implementation opens, keeps or
+deletes.
 
-Two kinds of paths reach the file system, and each has one rule here, decided once:
-
-- **Data paths** (``add.path``, ``remove.path``, deletion-vector locations):
-  :func:`resolve_data_path`
-  turns the URI the log holds into the one canonical location relative to the table root, or
-  refuses it (PATH.DATA_FILE). Replay, VACUUM, scans and deletion-vector reads all call it, so a
-  path the loader accepts is the same path VACUUM keeps and a scan opens; one that it refuses is
-  never live. :func:`data_file` adds the file-system check: no component below the root is a
-  symbolic link (PATH.NO_SYMLINKS).
-- **Log files**: :func:`open_regular` and :func:`read_regular` open a file without following a
-  final symbolic link and without blocking (``O_NONBLOCK``), then accept it only if it is a
-  regular file, and read at most a bound (PATH.REGULAR_FILES): a FIFO, a device or a directory at
-  a log name is a typed error, never a hang. :func:`check_real_dirs` refuses directories that are
-  symbolic links.
-
-OS errors other than "not found" become :class:`~deltaspec.impl.errors.LogAccessError` naming the
-table, the version and the file (:func:`access_error`).
+**Data paths** (``add.path``, ``remove.path``, deletion-vector locations) have one rule here,
+decided once: :func:`resolve_data_path` turns the URI the log holds into the one canonical
+location relative to the table root, or refuses it (PATH.DATA_FILE). Replay, VACUUM, scans and
+deletion-vector reads all call it, so a path the loader accepts is the same path VACUUM keeps and
+a scan opens; one that it refuses is never live. :func:`deletion_vector_location` names a
+deletion vector's file as such a path. :func:`data_file` adds the file-system check: no component
+below the root is a symbolic link (PATH.NO_SYMLINKS); :func:`open_data_file` opens the file as
+:mod:`deltaspec.impl.log.regular_files` opens every file of the table (PATH.REGULAR_FILES).
 
 This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import posixpath
 import re
-import stat
-from collections.abc import Sequence
+import uuid
 from typing import BinaryIO
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
-from deltaspec.impl.errors import (
-    CorruptLogError,
-    LogAccessError,
-    LogFileTooLargeError,
-    NotRegularFileError,
-    UnsafePathError,
-)
 from deltaspec.rules import rule
+
+from .. import codec
+from ..actions import AddFile, DeletionVector, RemoveFile
+from ..codec.z85 import z85_decode
+from ..errors import CorruptLogError, UnsafePathError
+from ..log.regular_files import check_real_dirs, open_regular
 
 __all__ = [
     "SUSPICIOUS_PATH",
-    "access_error",
     "canonical_path",
     "check_deletion_vector",
     "check_file_action",
-    "check_real_dirs",
     "data_file",
+    "deletion_vector_location",
     "is_suspicious",
-    "open_regular",
-    "read_regular",
+    "open_data_file",
     "resolve_data_path",
 ]
-
-_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
-_O_BINARY: int = getattr(os, "O_BINARY", 0)
-_O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 
 # --- data paths (PATH.DATA_FILE) -----------------------------------------------------------------
 
@@ -138,116 +118,6 @@ def data_file(table_root: str, relative: str, *, version: int | None = None) -> 
     return os.path.join(table_root, *parts)
 
 
-@rule("PATH.NO_SYMLINKS")
-def check_real_dirs(
-    table_root: str, parts: Sequence[str], *, version: int | None = None, file: str | None = None
-) -> None:
-    """UnsafePathError if any of ``root/parts[0]``, ``root/parts[0]/parts[1]``... is a symbolic
-    link (PATH.NO_SYMLINKS); missing directories are fine (what lies below them is missing)."""
-    directory = table_root
-    for part in parts:
-        directory = os.path.join(directory, part)
-        if os.path.islink(directory):
-            raise UnsafePathError(
-                "a directory that is a symbolic link is never followed (it could point outside "
-                "the table)",
-                table=table_root,
-                version=version,
-                file=file or os.path.relpath(directory, table_root),
-            )
-
-
-# --- regular files, bounded reads (PATH.REGULAR_FILES) -------------------------------------------
-
-
-def access_error(
-    exc: OSError, *, table: str, version: int | None = None, file: str | None = None
-) -> LogAccessError:
-    """The typed error for an OSError that is not "not found" (permissions, read-only file
-    system, I/O error)."""
-    reason = os.strerror(exc.errno) if exc.errno else str(exc)
-    return LogAccessError(
-        f"the file system refused access: {reason}", table=table, version=version, file=file
-    )
-
-
-@rule("PATH.REGULAR_FILES")
-def open_regular(
-    path: str, *, table: str, version: int | None = None, file: str | None = None
-) -> BinaryIO:
-    """``path`` opened for reading, only if it is a regular file (PATH.REGULAR_FILES).
-
-    A final symbolic link is never followed (UnsafePathError); a directory, FIFO, device or socket
-    is NotRegularFileError (the open itself never blocks: ``O_NONBLOCK``); FileNotFoundError
-    passes through; any other OSError is LogAccessError.
-    """
-    flags = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePathError(
-                "a symbolic link in the table is never followed (it could point outside it)",
-                table=table,
-                version=version,
-                file=file,
-            ) from None
-        if exc.errno in (errno.EISDIR, errno.ENXIO):
-            raise NotRegularFileError(
-                "not a regular file", table=table, version=version, file=file
-            ) from None
-        raise access_error(exc, table=table, version=version, file=file) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(
-                f"not a regular file ({_kind(mode)})", table=table, version=version, file=file
-            )
-        if _O_NONBLOCK:
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(
-    path: str,
-    *,
-    table: str,
-    version: int | None = None,
-    file: str | None = None,
-    limit: int | None = None,
-) -> bytes:
-    """The whole content of the regular file ``path`` (:func:`open_regular`), at most ``limit``
-    bytes: a longer (or sparse, or growing) file is LogFileTooLargeError, read no further."""
-    with open_regular(path, table=table, version=version, file=file) as handle:
-        try:
-            data = handle.read() if limit is None else handle.read(limit + 1)
-        except OSError as exc:
-            raise access_error(exc, table=table, version=version, file=file) from None
-    if limit is not None and len(data) > limit:
-        raise LogFileTooLargeError(
-            f"larger than {limit} bytes", table=table, version=version, file=file
-        )
-    return data
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a file"
-
-
 def canonical_path(path: str) -> str:
     """The key a relative ``add``/``remove`` path is known by (SNAPSHOT.CANONICAL_PATH):
     ``.`` segments and empty segments (``//``) dropped, as delta-spark's
@@ -310,14 +180,30 @@ def open_data_file(table_root: str, path: str, *, version: int | None = None) ->
     return open_regular(location, table=table_root, version=version, file=relative)
 
 
+def deletion_vector_location(dv: DeletionVector) -> str | None:
+    """The ``path`` (as ``add.path`` would hold it) of a deletion vector's file, for
+    :func:`resolve_data_path` to decide (PATH.DATA_FILE), so that a ``u``
+    prefix or a ``p`` path leaving the table is refused like any other path; None for an inline
+    DV or an unknown storage type. ``u``: ``<prefix>/deletion_vector_<uuid>.bin`` from the Z85
+    id (ValueError for a malformed id); ``p``: the stored URI itself."""
+    if dv.storage_type == "u":
+        prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
+        try:
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+        except KeyError:
+            raise ValueError(f"not a Z85 deletion vector id: {encoded!r}") from None
+        return f"{prefix}/{name}" if prefix else name
+    if dv.storage_type == "p":
+        return dv.path_or_inline_dv
+    return None
+
+
 def check_deletion_vector(
     dv: DeletionVector, table: str, version: int | None, file: str | None
 ) -> None:
     """Refuse a deletion vector stored in a file (``u`` or ``p``) whose location the path rule
     refuses (PATH.DATA_FILE): a ``p`` path or a ``u`` prefix leaving the table, or a ``u`` id
     that is not Z85. Checked at load, so such a DV is never live, never opened, never kept."""
-    from deltaspec.impl.deletion_vectors import deletion_vector_location  # it imports this module
-
     try:
         location = deletion_vector_location(dv)
         if location is not None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import cached_property
 
-from deltaspec.impl.errors import InvalidIsolationLevelError, InvalidTablePropertyError
+from ..errors import InvalidIsolationLevelError, InvalidTablePropertyError
 
 __all__ = [
     "DAY_MS",

@@ -16,8 +16,10 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from deltaspec.impl import errors, predicates
-from deltaspec.impl.actions import (
+from deltaspec.rules import rule
+
+from .. import errors, predicates
+from ..actions import (
     Action,
     AddFile,
     CommitInfo,
@@ -27,11 +29,10 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.predicates import PartitionSchema
-from deltaspec.impl.table import features as protocol
-from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn.rowtracking import reassign_row_tracking
-from deltaspec.rules import rule
+from ..predicates import PartitionSchema
+from ..table import features as protocol
+from ..table.releases import Profile
+from .rowtracking import reassign_row_tracking
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 RESOLVABLE_KEYS_41 = frozenset(

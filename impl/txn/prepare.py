@@ -8,12 +8,15 @@ decides the error.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from deltaspec.impl import errors, predicates
-from deltaspec.impl.actions import (
+from deltaspec.rules import rule
+
+from .. import errors, predicates
+from ..actions import (
     Action,
     AddCDCFile,
     AddFile,
@@ -23,13 +26,12 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.deletion_vectors import check_deletion_vector_adds
-from deltaspec.impl.snapshot import Snapshot
-from deltaspec.impl.table import features as protocol
-from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn.conflicts import ReadSet
-from deltaspec.impl.txn.rowtracking import assign_default_row_commit_versions, assign_fresh_row_ids
-from deltaspec.rules import rule
+from ..deletion_vectors import enabled_in
+from ..snapshot.state import Snapshot
+from ..table import features as protocol
+from ..table.releases import Profile
+from .conflicts import ReadSet
+from .rowtracking import assign_default_row_commit_versions, assign_fresh_row_ids
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
 
@@ -187,6 +189,52 @@ def check_duplicate_actions(
     duplicates = sorted(str(k[0]) for k, n in keys_seen.items() if n > 1)
     if duplicates:
         raise txn.invalid(errors.DuplicateActionsError, f"{duplicates[0]} appears twice")
+    return actions
+
+
+TIGHT_BOUNDS_FORBIDDEN = frozenset({"DELETE", "UPDATE", "MERGE"})
+"""Operations whose deletion-vector adds must say ``tightBounds: false`` (DV.ADD_CHECKS)."""
+
+
+def _refused(
+    kind: type[errors.CommitValidationError], txn: Preparing, add: AddFile, why: str
+) -> errors.CommitValidationError:
+    return kind(
+        f"{add.path} carries a deletion vector but {why}",
+        table=txn.table,
+        version=txn.version,
+        file=add.path,
+    )
+
+
+@rule("DV.ADD_CHECKS")
+def check_deletion_vector_adds(
+    txn: Preparing, actions: list[Action], profile: Profile
+) -> list[Action]:
+    """Every add with a deletion vector: the table enables deletion vectors, its stats give
+    ``numRecords``, and for DELETE, UPDATE and MERGE they say ``tightBounds: false``; else a
+    typed error naming the table, the version and the file."""
+    with_dv = [a for a in actions if isinstance(a, AddFile) and a.deletion_vector is not None]
+    if not with_dv or not profile.has("deletion_vector_add_checks"):
+        return actions
+    metadata = next((a for a in actions if isinstance(a, Metadata)), txn.read_metadata)
+    if metadata is None or not enabled_in(metadata.configuration):
+        raise _refused(
+            errors.DeletionVectorsDisallowedError,
+            txn,
+            with_dv[0],
+            "the table does not set delta.enableDeletionVectors=true",
+        )
+    for add in with_dv:
+        stats = json.loads(add.stats) if add.stats else {}
+        if not isinstance(stats, dict) or stats.get("numRecords") is None:
+            raise _refused(
+                errors.DeletionVectorMissingNumRecordsError, txn, add, "its stats lack numRecords"
+            )
+        if stats.get("tightBounds") is True and txn.operation_name in TIGHT_BOUNDS_FORBIDDEN:
+            raise _refused(
+                errors.DeletionVectorTightBoundsError, txn, add, "its stats claim tight bounds"
+            )
     return actions
 
 

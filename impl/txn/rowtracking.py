@@ -12,16 +12,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, AddFile, DomainMetadata, Protocol
-from deltaspec.impl.snapshot import Snapshot
-from deltaspec.impl.table import features as protocol_features
-from deltaspec.impl.table.releases import Profile
 from deltaspec.rules import rule
 
+from .. import errors
+from ..actions import Action, AddFile, DomainMetadata, Protocol
+from ..snapshot.state import Snapshot
+from ..table import features as protocol_features
+from ..table.releases import Profile
+
 if TYPE_CHECKING:
-    from deltaspec.impl.txn.conflicts import CurrentTransactionInfo, WinningCommit
-    from deltaspec.impl.txn.prepare import Preparing
+    from .conflicts import CurrentTransactionInfo, WinningCommit
+    from .prepare import Preparing
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 MISSING_HIGH_WATER_MARK = -1

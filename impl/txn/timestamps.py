@@ -7,14 +7,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action, CommitInfo, Metadata
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
-from deltaspec.impl.table.properties import TableProperties
-from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn import write_boundary
 from deltaspec.rules import rule
+
+from .. import codec
+from ..actions import Action, CommitInfo, Metadata
+from ..log.names import commit_name
+from ..snapshot.delta_log import DeltaLog
+from ..snapshot.state import Snapshot
+from ..table.properties import TableProperties
+from ..table.releases import Profile
+from . import write_boundary
 
 ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"
 ENABLEMENT_TIMESTAMP = "delta.inCommitTimestampEnablementTimestamp"

@@ -1,9 +1,10 @@
-"""Optimistic transactions on the production log (TXN.*, ISOLATION.*, RETRY.*).
+"""Optimistic transactions on the production log (TXN.*, ISOLATION.*).
 
 A transaction reads one snapshot, records what it read, stages actions, and
 commits with put-if-absent at ``read_version + 1``; on a collision it checks
 every winning commit in order (deltaspec.impl.txn.conflicts) and retries after the
-latest, up to ``maxCommitAttempts`` more times.
+latest, up to ``maxCommitAttempts`` more times (the commit loop:
+deltaspec.impl.txn.retries).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deltaspec import __version__
-from deltaspec.impl import checkpoint, checksum, codec, errors, predicates
-from deltaspec.impl.actions import (
+from deltaspec.rules import rule
+
+from .. import checksum, errors, predicates
+from ..actions import (
     Action,
     AddCDCFile,
     AddFile,
@@ -27,35 +30,27 @@ from deltaspec.impl.actions import (
     Protocol,
     RemoveFile,
 )
-from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.names import classic_checkpoint_name, commit_name
-from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
-from deltaspec.impl.table import properties
-from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn import timestamps as ict
-from deltaspec.impl.txn import write_boundary
-from deltaspec.impl.txn.conflicts import (
-    ROW_TRACKING_DOMAIN,
-    CurrentTransactionInfo,
-    ReadSet,
-    WinningCommit,
-    check_winner,
-)
-from deltaspec.impl.txn.prepare import (
+from ..checkpoint import policy as checkpoint_policy
+from ..log import crashpoints
+from ..snapshot.delta_log import DeltaLog, wall_clock_ms
+from ..snapshot.state import Snapshot
+from ..table import properties
+from ..table.releases import Profile
+from . import timestamps as ict
+from . import write_boundary
+from .conflicts import ROW_TRACKING_DOMAIN, CurrentTransactionInfo, ReadSet
+from .prepare import (
     Preparing,
     file_actions,
     is_blind_append,
     prepare,
     skips_empty_commit,
 )
-from deltaspec.impl.txn.rowtracking import high_water_mark
-from deltaspec.rules import rule
+from .retries import CommitAttempts
+from .rowtracking import high_water_mark
 
 LOG = logging.getLogger(__name__)
 ENGINE_INFO = f"deltaspec/{__version__}"
-MAX_FAILED_WRITES = 10
-"""Writes of one version that fail, and that reading the log back proves did not land, before
-the commit gives up with CommitFailedError (delta-spark's maxNonConflictCommitAttempts)."""
 CHANGES_DATA = frozenset(
     {
         "WRITE",
@@ -73,19 +68,6 @@ CHANGES_DATA = frozenset(
         "CREATE TABLE AS SELECT",
     }
 )
-
-
-@rule("TXN.READ_VERSION_RETAINED")
-def read_version_retained(log: DeltaLog, attempt_version: int) -> bool:
-    """TXN.READ_VERSION_RETAINED: commit ``attempt_version - 1`` is still in the log (its JSON
-    or a classic checkpoint of it), so a commit at ``attempt_version`` extends what readers
-    see. One existence check per attempt; cleanup deletes in version order, so the commit
-    before a cleaned-up attempt version is gone too."""
-    if attempt_version == 0:
-        return True
-    before = attempt_version - 1
-    store = log.store
-    return store.exists(commit_name(before)) or store.exists(classic_checkpoint_name(before))
 
 
 @dataclass(frozen=True)
@@ -341,128 +323,19 @@ class OptimisticTransaction:
             metadata=metadata,
             row_id_high_water_mark=high_water_mark(self.snapshot),
         )
-        version = self._write_with_retries(payload, current)
+        attempts = CommitAttempts(
+            self.log,
+            self.profile,
+            self.txn_id,
+            self.read_version,
+            self._in_commit_timestamp,
+            self._enables_in_commit_timestamps,
+        )
+        version = attempts.write_with_retries(payload, current)
         crashpoints.reached("commit.after_put")
         self.committed_version = version
         self._post_commit(version)
         return version
-
-    @rule("RETRY.ATTEMPT_VERSION")
-    def _write_with_retries(self, payload: bytes, current: CurrentTransactionInfo) -> int:
-        """The commit loop: the first attempt at the read version + 1, after a lost race the
-        winners resolved (RETRY.NEXT_VERSION) within the retry bound (RETRY.MAX_ATTEMPTS).
-
-        A write that fails with an OSError has an unknown outcome (LogStore.write_new): the
-        version is read back, and the commit is ours if it carries this transaction's txnId (or
-        its exact bytes); absent, the same version is tried again (at most MAX_FAILED_WRITES
-        times); another writer's, it is a lost race. After such a failure a winner carrying our
-        txnId is recognised too, so a commit is never written twice. (delta-spark surfaces the
-        IOException instead; v4.4's opt-in idempotency check compares txnIds the same way.)
-        """
-        attempt_version = self.read_version + 1
-        must_check = False
-        uncertain = False  # an earlier write failed: a winner may be our own commit
-        failed_writes = 0
-        attempt = 0
-        while True:
-            if must_check:
-                attempt_version, rebased = self._resolve(
-                    attempt_version, payload, current, uncertain
-                )
-                if rebased is None:  # the winner is our own commit
-                    return attempt_version
-                payload = self._rebased_payload(payload, current, rebased, attempt_version)
-                current = rebased
-                must_check = False
-            payload = self._restamp(payload, attempt_version)
-            try:
-                self._put(attempt_version, payload)
-                return attempt_version
-            except errors.VersionExistsError:
-                pass
-            except OSError as failure:
-                uncertain = True
-                own = self._is_own(attempt_version, payload, failure)
-                if own:
-                    return attempt_version
-                if own is None:  # not written: try the same version again
-                    failed_writes += 1
-                    if failed_writes >= MAX_FAILED_WRITES:
-                        raise errors.CommitFailedError(
-                            f"writing the commit failed {failed_writes} times ({failure}); "
-                            "it is not in the log",
-                            table=self.log.table_path,
-                            version=attempt_version,
-                            file=commit_name(attempt_version),
-                        ) from failure
-                    continue
-            # the version exists and is another writer's: a lost race
-            attempt += 1
-            self._after_collision(attempt, attempt_version)
-            must_check = True
-
-    def _put(self, attempt_version: int, payload: bytes) -> None:
-        """One put-if-absent of the commit at ``attempt_version`` (TXN.READ_VERSION_RETAINED
-        first). A commit file that exists before the attempt is a lost race, never this
-        transaction's commit even if its bytes equal ours (two commitInfos without txnId can)."""
-        name = commit_name(attempt_version)
-        if not read_version_retained(self.log, attempt_version):
-            raise errors.VersionNotFoundError(
-                f"commit {attempt_version - 1}, which this transaction read or checked last, "
-                "is no longer in the log (log cleanup removed it): a commit at "
-                f"{attempt_version} would be seen by no reader",
-                table=self.log.table_path,
-                version=attempt_version,
-                file=commit_name(attempt_version - 1),
-            )
-        if self.log.store.exists(name):
-            raise errors.VersionExistsError(name)
-        self.log.store.write_new(name, payload)
-
-    def _rebased_payload(
-        self,
-        payload: bytes,
-        before: CurrentTransactionInfo,
-        after: CurrentTransactionInfo,
-        version: int,
-    ) -> bytes:
-        """The commit's bytes after a rebase that changed its actions (ROWTRACKING.REBASE): the
-        same commitInfo, in the same place, with the rebased actions."""
-        if after.actions == before.actions:
-            return payload
-        table = self.log.table_path
-        written = codec.decode_commit(
-            payload, table=table, version=version, file=commit_name(version)
-        )
-        info = [a for a in written if isinstance(a, CommitInfo)]
-        ordered = (
-            [*after.actions, *info]
-            if self.profile.has("commit_info_last")
-            else [
-                *info,
-                *after.actions,
-            ]
-        )
-        rebased = write_boundary.encode(ordered, table=table, version=version)
-        write_boundary.check_commit(rebased, table=table, version=version)
-        return rebased
-
-    @rule("RETRY.NEXT_VERSION")
-    def _resolve(
-        self, attempt_version: int, payload: bytes, current: CurrentTransactionInfo, uncertain: bool
-    ) -> tuple[int, CurrentTransactionInfo | None]:
-        """Check every winner from the attempt version to the latest, in order
-        (CONFLICT.PER_WINNER), and aim past the latest: (the next attempt version, the rebased
-        transaction). After a failed write (``uncertain``) a winner that is this transaction's
-        commit ends the loop: (its version, None)."""
-        latest = self._latest_at_least(attempt_version)
-        for winner_version in range(attempt_version, latest + 1):
-            if uncertain and self._is_own(winner_version, payload):
-                return winner_version, None
-            winner = WinningCommit(winner_version, tuple(self.log.read_commit(winner_version)))
-            current = check_winner(current, winner, self.profile)
-            self._rebase_timestamp(winner)
-        return latest + 1, current
 
     def _write_checksum(self, version: int) -> None:
         """CHECKSUM.WRITE after the commit; a failure is logged, never raised."""
@@ -491,71 +364,6 @@ class OptimisticTransaction:
         )
         return ict.stamped(info, self._in_commit_timestamp)
 
-    def _rebase_timestamp(self, winner: WinningCommit) -> None:
-        """ICT.RETRY: move the in-commit timestamp past ``winner``'s."""
-        if self._in_commit_timestamp is not None:
-            self._in_commit_timestamp = ict.rebased_in_commit_timestamp(
-                self._in_commit_timestamp,
-                self.log,
-                winner.version,
-                winner.actions,
-                self._enables_in_commit_timestamps,
-            )
-
-    def _restamp(self, payload: bytes, version: int) -> bytes:
-        """The bytes of an attempt at ``version`` (ICT.ENABLEMENT follows the version)."""
-        if self._in_commit_timestamp is None:
-            return payload
-        return ict.restamped(
-            payload,
-            self._in_commit_timestamp,
-            version,
-            self._enables_in_commit_timestamps,
-            table=self.log.table_path,
-        )
-
-    @rule("RETRY.NONE_V01", "RETRY.MAX_ATTEMPTS", "RETRY.UNBOUNDED")
-    def _after_collision(self, attempt: int, attempt_version: int) -> None:
-        """The ``attempt``-th lost race, at ``attempt_version``: no retry before v0.2.0; since
-        v0.8.0 at most maxCommitAttempts retries, unbounded before."""
-        profile = self.profile
-        if not profile.has("retries"):
-            raise errors.ConcurrentModificationException(
-                "a concurrent commit won the race (no retries before v0.2.0)",
-                table=self.log.table_path,
-                version=attempt_version,
-                winning_version=attempt_version,
-            ) from None
-        if profile.has("bounded_retries") and attempt > profile.max_commit_attempts:
-            raise errors.MaxCommitRetriesExceededError(
-                f"tried {attempt} times; started at version {self.read_version + 1}, "
-                f"failed at version {attempt_version}",
-                table=self.log.table_path,
-                version=attempt_version,
-            ) from None
-
-    def _latest_at_least(self, exists: int) -> int:
-        """The latest version, knowing that ``exists`` does: a stale listing is read past."""
-        latest = max(self.log.latest_version(), exists)
-        while self.log.store.exists(commit_name(latest + 1)):
-            latest += 1
-        return latest
-
-    def _is_own(self, version: int, payload: bytes, failure: OSError | None = None) -> bool | None:
-        """Whether commit ``version`` is this transaction's (None: absent); the log is read
-        back up to three times, then CommitOutcomeUnknownError."""
-        for _ in range(3):
-            try:
-                return self.log.commit_is_own(version, self.txn_id, payload)
-            except OSError as exc:
-                failure = exc
-        raise errors.CommitOutcomeUnknownError(
-            f"the commit may or may not be in the log (txnId {self.txn_id}): {failure}",
-            table=self.log.table_path,
-            version=version,
-            file=commit_name(version),
-        ) from failure
-
     @rule("TXN.COMMITTED_IS_FINAL")
     def _post_commit(self, version: int) -> None:
         """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
@@ -564,9 +372,9 @@ class OptimisticTransaction:
         self._write_checksum(version)
         try:
             metadata = self.metadata
-            if metadata is None or not checkpoint.needs_checkpoint(version, metadata):
+            if metadata is None or not checkpoint_policy.needs_checkpoint(version, metadata):
                 return
-            checkpoint.checkpoint_version(self.log, version, now_ms=self.clock())
+            checkpoint_policy.checkpoint_version(self.log, version, now_ms=self.clock())
         except Exception:  # a checkpoint is an optimisation; the commit already landed
             LOG.exception(
                 "post-commit work of %s at version %s failed", self.log.table_path, version

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile
-from deltaspec.impl.errors import (
+from deltaspec.rules import rule
+
+from .. import codec
+from ..actions import Action, AddFile, Metadata, Protocol, RemoveFile
+from ..errors import (
     CorruptLogError,
     InvalidCommitActionError,
     UnsupportedProtocolError,
     UnsupportedWriterProtocolError,
 )
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.table import paths, properties
-from deltaspec.impl.table.features import WRITER_FEATURES, check_reader_protocol
-from deltaspec.rules import rule
+from ..log.names import commit_name
+from ..table import paths, properties
+from ..table.features import WRITER_FEATURES, check_reader_protocol
 
 __all__ = [
     "MAX_WRITER_VERSION",

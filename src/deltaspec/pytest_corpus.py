@@ -5,7 +5,7 @@ pytest --deltaspec-adapter ADAPTER --pyargs deltaspec.pytest_corpus
 
 from __future__ import annotations
 
-from deltaspec.pytest_plugin import Case
+from .pytest_plugin import Case
 
 
 def test_vector(deltaspec_case: Case) -> None:

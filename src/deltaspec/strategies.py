@@ -1,7 +1,7 @@
 """Public Hypothesis strategies for Delta actions and concurrent interleavings, in the JSON shapes
 of the scenario vectors (spec/scenarios.md), so another engine's property tests can draw them:
 
-    from deltaspec import strategies as ds
+    from . import strategies as ds
 
     @given(ds.scenarios())
     def test_my_engine(vector): ...   # a schema-valid vector without expectations

@@ -13,15 +13,16 @@ from functools import cache
 from pathlib import Path
 
 import deltaspec
-from deltaspec.rules import implementations, load_rules, spec_root
+
+from .rules import implementations, load_rules, spec_root
 
 SIDES = ("model", "impl", "spark")
-"""The model, the core impl, and the Spark path (deltaspec.impl.spark, a client of the core impl
+"""The model, the core impl, and the Spark path (deltaspec.spark, a client of the core impl
 whose marked functions apply a rule to DataFrame operations)."""
 PACKAGES = {
     "model": "deltaspec.model.",
     "impl": "deltaspec.impl.",
-    "spark": "deltaspec.impl.spark.",
+    "spark": "deltaspec.spark.",
 }
 OPTIONAL_MODULES = ("pyspark", "py4j", "deltalake", "delta")
 TEST_MARK = re.compile(r"pytest\.mark\.rules\((?P<ids>[^)]*)\)", re.DOTALL)

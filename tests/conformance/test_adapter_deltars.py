@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from deltaspec.conformance.adapters.base import Capability, TableSetup, Unsupported, WriterSpec
+from deltaspec.conformance.adapters import engine_ops as ops
 from deltaspec.conformance.adapters.deltars import DELTALAKE_VERSION, DeltaRsAdapter, outcome_of
+from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, load_scenarios
 from deltaspec.conformance.harness.verdicts import KNOWN_ISSUES, Verdict, classify
-from deltaspec.conformance.workload import engine as ops
 from deltaspec.rules import load_rules
 
 SCENARIOS = {s.id: s for s in load_scenarios()}

@@ -74,13 +74,13 @@ def test_cleanup_deletes_something_in_some_scenarios(tmp_path: Path) -> None:
 
 
 SERVICE_BUGS = [
-    Mutant("cleanup-cutoff-exclusive", "", "deltaspec.impl.checkpoint:_new_start",
+    Mutant("cleanup-cutoff-exclusive", "", "deltaspec.impl.retention.log_cleanup:_new_start",
            "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff"),
-    Mutant("vacuum-deletes-at-cutoff", "", "deltaspec.impl.vacuum:_consider",
+    Mutant("vacuum-deletes-at-cutoff", "", "deltaspec.impl.retention.vacuum:_consider",
            "if info.st_mtime_ns // 1_000_000 >= cutoff:",
            "if info.st_mtime_ns // 1_000_000 > cutoff:"),
-    Mutant("time-travel-times-not-monotonic", "", "deltaspec.impl.history:commit_timestamps",
-           "moment = previous + 1", "pass"),
+    Mutant("time-travel-times-not-monotonic", "",
+           "deltaspec.impl.snapshot.timestamps:commit_timestamps", "moment = previous + 1", "pass"),
 ]  # fmt: skip
 
 
@@ -115,12 +115,12 @@ def test_a_mutant_named_in_the_environment_reaches_a_fresh_process() -> None:
     import sys
 
     from deltaspec.conformance.oracle.catalog import by_id
-    from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, environment_value
+    from deltaspec.conformance.oracle.mutant_env import MUTANT_ENV, worker_environment
 
     mutant = by_id("stats-nan-unquoted")
     module, qualname = mutant.target.split(":")
     probe = f"import {module} as m; print(m.{qualname}.__code__.co_filename)"
-    env = {**os.environ, MUTANT_ENV: environment_value(mutant.id, mutant.target)}
+    env = {**os.environ, **worker_environment(mutant.id, mutant.target)}
     mutated = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                              text=True, check=True)  # fmt: skip
     assert mutated.stdout.startswith(f"<mutant {mutant.id}>")

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.base import Unsupported
 from deltaspec.conformance.adapters.impl import run_in
 from deltaspec.conformance.adapters.model import run
 from deltaspec.conformance.explore.export import cover, export, tier, write_violation
 from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
 from deltaspec.conformance.explore.search import ExploreConfig, Explorer, Progress, explore
+from deltaspec.conformance.harness.adapter import Unsupported
 from deltaspec.conformance.harness.scenarios import judge, load_scenarios, run_all
 from deltaspec.conformance.isolation.checker import AnomalyKind
 from deltaspec.conformance.workload import alphabet as explore_ops

@@ -12,7 +12,7 @@ import pytest
 
 from deltaspec.impl import checksum
 from deltaspec.impl.actions import AddFile, Metadata, Protocol
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 pytestmark = pytest.mark.spark

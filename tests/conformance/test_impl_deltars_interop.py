@@ -13,7 +13,7 @@ import pytest
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 deltalake = pytest.importorskip("deltalake")

@@ -7,7 +7,7 @@
 - We read what delta-spark writes: its classic multi-part checkpoints
   (``spark.databricks.delta.checkpoint.partSize``), v2 checkpoints with sidecars
   (``delta.checkpointPolicy=v2``), deletion vectors, column mapping. Our ``DeltaLog`` snapshot,
-  the reference scan (``impl/scan.py``) and ``impl.spark.read_table`` agree with delta-spark's own
+  the reference scan (``impl/scan.py``) and ``spark.read_table`` agree with delta-spark's own
   snapshot and reads, except column mapping through Spark, which is refused with the typed
   ``UnsupportedFeatureError`` naming table and version.
 """
@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from deltaspec.impl import codec, scan
-from deltaspec.impl.checkpoint import checkpoint_version
+from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.errors import UnsupportedFeatureError
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import (
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.spark import (
     MergeClause,
     compact,
     delete,

@@ -33,7 +33,7 @@ from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.predicates import expr
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 S, WS, SI = Level.SERIALIZABLE, Level.WRITE_SERIALIZABLE, Level.SNAPSHOT_ISOLATION

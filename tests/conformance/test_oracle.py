@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.base import Json
 from deltaspec.conformance.adapters.impl import ImplAdapter
 from deltaspec.conformance.adapters.model import ModelAdapter
+from deltaspec.conformance.harness.adapter import Json
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import judge, parse_scenario
 from deltaspec.conformance.oracle.catalog import STAGE_NAMES
@@ -27,7 +27,7 @@ from deltaspec.conformance.oracle.mutants import (
     mutated_source,
     run_isolated,
 )
-from deltaspec.impl.log.store import LocalLogStore
+from deltaspec.impl.log.local_store import LocalLogStore
 
 PROFILE = ORACLE_PROFILES["deep" if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else "ci"]
 
@@ -76,7 +76,7 @@ def test_put_if_absent_holds_under_a_real_race() -> None:
 
 
 RECORDED_RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mutants.json"
-IMPL_AREAS = {"log", "replay", "checkpoint", "snapshot", "history", "vacuum", "codec", "table",
+IMPL_AREAS = {"log", "replay", "checkpoint", "snapshot", "retention", "codec", "table",
               "txn", "predicates", "spark"}  # fmt: skip
 
 
@@ -88,7 +88,7 @@ def test_the_catalog_has_sixty_distinct_mutants_that_all_still_apply() -> None:
         if mutant.killed_by is None:  # a known survivor names the stage expected to kill it
             assert mutant.expected in STAGE_NAMES, mutant.id
         assert mutant.target.startswith(
-            f"deltaspec.impl.{'spark.' if mutant.side == 'spark' else ''}"
+            "deltaspec.spark." if mutant.side == "spark" else "deltaspec.impl."
         )
         assert mutant.new in mutated_source(mutant)
 
@@ -104,7 +104,7 @@ def test_a_rule_keyed_mutant_follows_the_marker_and_fails_loudly() -> None:
     assert mutant.rule == "CONFLICT.DELETE_READ_WHOLE_TABLE"
     assert mutant.target == "deltaspec.impl.txn.conflicts:check_deleted_vs_read"
     two_marked = by_id("overwrite-ignores-data-change")  # TXN.READ_PREDICATES: 2 Spark functions
-    assert two_marked.target == "deltaspec.impl.spark.overwrite:overwrite_removes"
+    assert two_marked.target == "deltaspec.spark.overwrite:overwrite_removes"
     for broken in (
         replace(mutant, id="gone-snippet", old="no such line"),
         replace(mutant, id="no-such-rule", where="CONFLICT.NO_SUCH_RULE"),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.base import TableSetup
 from deltaspec.conformance.adapters.impl import ImplAdapter
+from deltaspec.conformance.harness.adapter import TableSetup
 from deltaspec.conformance.oracle.differential import Differential
 from deltaspec.conformance.oracle.machine import (
     DAY_MS,

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from deltaspec.impl import checkpoint, errors
+from deltaspec.impl import errors
 from deltaspec.impl.actions import AddFile, Metadata, Protocol
+from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 pytestmark = pytest.mark.spark
@@ -72,7 +73,7 @@ def test_delta_spark_commits_into_a_cleaned_up_version_and_ours_refuses(
 
     log = _table(ours_root)
     ours = OptimisticTransaction(DeltaLog(str(ours_root)), log.snapshot(0))
-    checkpoint.checkpoint_version(log, 2, now_ms=0)
+    checkpoint_version(log, 2, now_ms=0)
     _clean_up_below(ours_root, 2)
     with pytest.raises(errors.VersionNotFoundError, match="no longer in the log"):
         ours.commit([AddFile("e", {}, 1, 0, True)])

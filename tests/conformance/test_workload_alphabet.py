@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from deltaspec.conformance.adapters import engine_ops as engine
 from deltaspec.conformance.oracle import machine
-from deltaspec.conformance.workload import engine
 from deltaspec.conformance.workload.alphabet import (
     ALPHABET,
     EXPLORED,

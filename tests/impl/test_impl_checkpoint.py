@@ -1,4 +1,5 @@
-"""deltaspec.impl.checkpoint: writing checkpoints, _last_checkpoint, retention, log cleanup.
+"""deltaspec.impl.checkpoint and deltaspec.impl.retention.log_cleanup: writing checkpoints,
+_last_checkpoint, retention, log cleanup.
 
 (a) a checkpoint read back gives the snapshot that pure JSON replay gives (single and multi-part);
 (b) delta-rs reads our checkpoints (the JSON commits they cover deleted, so it must);
@@ -34,19 +35,19 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.checkpoint import (
-    CHECKPOINT_SCHEMA,
+from deltaspec.impl.checkpoint.contents import CHECKPOINT_SCHEMA, checkpoint_table
+from deltaspec.impl.checkpoint.policy import (
     checkpoint_interval,
-    checkpoint_table,
     checkpoint_version,
-    cleanup_expired_logs,
     needs_checkpoint,
-    write_checkpoint,
 )
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import VersionNotFoundError
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 
 deltalake = pytest.importorskip("deltalake")
 

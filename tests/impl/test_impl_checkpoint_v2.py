@@ -12,9 +12,9 @@ from test_impl_checkpoint import NOW, Table, add, metadata, rich_history, same_s
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import CommitInfo, Protocol
-from deltaspec.impl.checkpoint import write_checkpoint
-from deltaspec.impl.checkpoint_stats import checkpoint_stats_columns
-from deltaspec.impl.checkpoint_v2 import uses_v2_checkpoint
+from deltaspec.impl.checkpoint.stats import checkpoint_stats_columns
+from deltaspec.impl.checkpoint.v2 import uses_v2_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import CorruptLogError, DeltaError, MissingVersionsError
 from deltaspec.impl.log.listing import compacted_deltas_for_segment, list_log
 from deltaspec.impl.log.names import (

@@ -16,7 +16,7 @@ from support import examples
 
 from deltaspec.impl import checksum
 from deltaspec.impl.actions import AddFile, Metadata, Protocol, RemoveFile
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 NOW = 1_700_000_000_000

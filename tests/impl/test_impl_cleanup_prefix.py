@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from support import examples
 
 from deltaspec.impl.actions import AddFile, Metadata, Protocol
-from deltaspec.impl.checkpoint import DAY_MS, cleanup_expired_logs, write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import is_checkpoint_name, log_file_version
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.table.properties import DAY_MS
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 NOW = 1_700_000_000_000

@@ -9,7 +9,7 @@ import pytest
 
 from deltaspec.impl import checksum
 from deltaspec.impl.actions import AddFile, Metadata, SetTransaction
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'

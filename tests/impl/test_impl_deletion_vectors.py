@@ -15,11 +15,13 @@ import pytest
 from deltaspec.impl import deletion_vectors as dvs
 from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import rewrite
-from deltaspec.impl.spark.deletion_vectors import loose_stats, mark_deleted
+from deltaspec.impl.codec.z85 import z85_decode, z85_encode
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.table import paths
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.model import deletion_vectors as model
+from deltaspec.spark import rewrite
+from deltaspec.spark.deletion_vectors import loose_stats, mark_deleted
 
 SETS = [
     {0},
@@ -43,7 +45,7 @@ def test_serialisation_matches_delta_spark_bytes() -> None:
 
 def test_z85_round_trip() -> None:
     data = bytes(range(40))
-    assert dvs.z85_decode(dvs.z85_encode(data)) == data
+    assert z85_decode(z85_encode(data)) == data
 
 
 def test_inline_vector_reads_back(tmp_path: Path) -> None:
@@ -58,7 +60,7 @@ def test_vector_file_layout(tmp_path: Path) -> None:
     (written,) = tmp_path.glob("deletion_vector_*.bin")
     data = written.read_bytes()
     assert data[0] == dvs.DV_FILE_FORMAT_VERSION and first.offset == 1
-    assert dvs.deletion_vector_location(first) == written.name
+    assert paths.deletion_vector_location(first) == written.name
     (size,) = struct.unpack_from(">i", data, 1)
     blob = data[5 : 5 + size]
     assert struct.unpack_from(">I", data, 5 + size)[0] == zlib.crc32(blob)

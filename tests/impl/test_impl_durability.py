@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore, LogStore
+from deltaspec.impl.log.store import LogStore
 
 
 def _counting_fsync(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -37,7 +37,7 @@ from deltaspec.impl.errors import (
     VersionNotFoundError,
 )
 from deltaspec.impl.scan import scan
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 deltalake = pytest.importorskip("deltalake")
 

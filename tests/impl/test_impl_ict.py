@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.impl import history
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot import time_travel
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.timestamps import commit_timestamps
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
@@ -112,11 +113,11 @@ def test_time_travel_in_a_mixed_history(tmp_path: Path) -> None:
     append(log, "b", 8_000).commit()
     set_mtime(log_dir, 2, 1)  # file times no longer matter from the enablement version on
     set_mtime(log_dir, 3, 1)
-    assert history.commit_timestamps(log) == {0: 5_000, 1: 5_001, 2: 7_000, 3: 8_000}
-    assert history.version_at(log, 6_999) == 1
-    assert history.version_at(log, 7_000) == 2
-    assert history.version_at(log, 8_000) == 3
-    with pytest.raises(history.TimestampEarlierThanCommitRetentionError):
-        history.version_at(log, 4_999)
-    with pytest.raises(history.TimestampGreaterThanCommitError):
-        history.version_at(log, 8_001)
+    assert commit_timestamps(log) == {0: 5_000, 1: 5_001, 2: 7_000, 3: 8_000}
+    assert time_travel.version_at(log, 6_999) == 1
+    assert time_travel.version_at(log, 7_000) == 2
+    assert time_travel.version_at(log, 8_000) == 3
+    with pytest.raises(time_travel.TimestampEarlierThanCommitRetentionError):
+        time_travel.version_at(log, 4_999)
+    with pytest.raises(time_travel.TimestampGreaterThanCommitError):
+        time_travel.version_at(log, 8_001)

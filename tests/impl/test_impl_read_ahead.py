@@ -17,7 +17,7 @@ from deltaspec.impl.errors import CorruptLogError
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.replay import compaction
 from deltaspec.impl.replay.read_ahead import READ_AHEAD_BYTES, ReadAhead
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 _FIELD = {"name": "s", "type": "string", "nullable": True, "metadata": {}}
 _SCHEMA = json.dumps({"type": "struct", "fields": [_FIELD]})

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, Metadata, Protocol, RemoveFile
 from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.store import LocalLogStore
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.replay.columnar import ColumnarCommit, decode_columnar
 from deltaspec.impl.replay.commits import read_checked_commit, read_replay_commit, reconcile
 from deltaspec.impl.replay.file_checks import check_commit_actions
 from deltaspec.impl.replay.state import ReplayState
 from deltaspec.impl.replay.stats import parse_stats, stats_layout
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 TABLE = "/tmp/deltaspec-columnar-table"
 NAME = "00000000000000000001.json"

@@ -11,7 +11,7 @@ import pytest
 from deltaspec.impl import errors
 from deltaspec.impl.actions import AddFile, CommitInfo, DomainMetadata, Metadata, Protocol
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'

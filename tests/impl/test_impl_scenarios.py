@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from support import cited_by_tests
 
-from deltaspec.conformance.adapters.base import Unsupported
 from deltaspec.conformance.adapters.impl import run_in
+from deltaspec.conformance.harness.adapter import Unsupported
 from deltaspec.conformance.harness.scenarios import Scenario, judge, load_scenarios
 from deltaspec.rules import load_rules
 

@@ -30,7 +30,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import (
     CorruptLogError,
     MissingProtocolOrMetadataError,
@@ -39,10 +39,10 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
     VersionNotFoundError,
 )
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
 from deltaspec.impl.replay.layouts import FILES_SCHEMA, TOMBSTONES_SCHEMA
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.features import check_reader_protocol
 from deltaspec.impl.table.properties import parse_interval_ms
 
@@ -436,7 +436,7 @@ def test_multi_part_checkpoint_needs_every_part(table):
 
 def _write_v2_checkpoint(table: Table, version: int, *, json_top: bool) -> str:
     """A v2 checkpoint of ``version`` with its files in one sidecar (CHECKPOINT.CONTENTS)."""
-    from deltaspec.impl.checkpoint import checkpoint_table
+    from deltaspec.impl.checkpoint.contents import checkpoint_table
 
     log = table.log()
     full = checkpoint_table(log.snapshot(version), now_ms=NOW)

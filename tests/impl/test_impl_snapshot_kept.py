@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from support import examples
 
 from deltaspec.impl.actions import AddFile, Metadata, Protocol, RemoveFile, SetTransaction
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 NOW = 1_700_000_000_000

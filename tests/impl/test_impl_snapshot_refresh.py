@@ -17,11 +17,12 @@ from support import examples
 
 from deltaspec.impl import checksum
 from deltaspec.impl.actions import AddFile, Metadata, Protocol, RemoveFile, SetTransaction
-from deltaspec.impl.checkpoint import checkpoint_version
+from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.errors import DeltaError
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, Snapshot, wall_clock_ms
+from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
+from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 NOW = 1_700_000_000_000

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 from deltaspec.impl.actions import AddFile, Metadata, Protocol
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.replay import stats
 from deltaspec.impl.replay.layouts import FILES_SCHEMA
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 FIELDS: list[dict[str, Any]] = [

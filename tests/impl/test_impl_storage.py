@@ -1,5 +1,5 @@
-"""The production log store (deltaspec.impl.log.store): put-if-absent across threads and processes,
-atomic visibility, consistent listing, temp-file hygiene (LOG.*)."""
+"""The production log store (deltaspec.impl.log.local_store): put-if-absent across threads and
+processes, atomic visibility, consistent listing, temp-file hygiene (LOG.*)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from deltaspec.impl.errors import DeltaError, VersionExistsError
-from deltaspec.impl.log import store as storage
+from deltaspec.impl.log import atomic_files
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name, is_temp_name, parse_commit_name
-from deltaspec.impl.log.store import FileInfo, LocalLogStore, LogStore
+from deltaspec.impl.log.store import FileInfo, LogStore
 
 LOG = "_delta_log"
 
@@ -345,7 +346,7 @@ def big_payload(version: int) -> bytes:
 
 
 def slow_write_file(path: str, data: bytes) -> None:
-    """storage._write_file in 64 KiB chunks with pauses: a wide window for a partial read."""
+    """atomic_files.write_file in 64 KiB chunks with pauses: a wide window for a partial read."""
     with open(path, "xb") as file:
         for offset in range(0, len(data), 64 * 1024):
             file.write(data[offset : offset + 64 * 1024])
@@ -358,7 +359,7 @@ def slow_write_file(path: str, data: bytes) -> None:
 @pytest.mark.parametrize("writes", ["plain", "slow"])
 def test_reader_never_sees_a_partial_commit(tmp_path, monkeypatch, writes):
     if writes == "slow":
-        monkeypatch.setattr(storage, "_write_file", slow_write_file)
+        monkeypatch.setattr(atomic_files, "write_file", slow_write_file)
     store = LocalLogStore(tmp_path)
     versions = 12
     expected = {commit_name(v): big_payload(v) for v in range(versions)}

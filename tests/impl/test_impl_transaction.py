@@ -20,7 +20,7 @@ from deltaspec.impl.actions import (
 )
 from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.predicates import expr
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -286,7 +286,7 @@ def test_a_writer_whose_read_version_was_cleaned_up_writes_nothing(tmp_path: Pat
     """Commits 0 and 1 are gone behind checkpoint 2 (what log cleanup leaves): a writer that read
     version 0 is refused before its put-if-absent of version 1, which would succeed unseen; a
     writer that read version 2 commits 3."""
-    from deltaspec.impl import checkpoint
+    from deltaspec.impl.checkpoint.policy import checkpoint_version
 
     log = DeltaLog(str(tmp_path))
     schema = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
@@ -295,7 +295,7 @@ def test_a_writer_whose_read_version_was_cleaned_up_writes_nothing(tmp_path: Pat
     stale = OptimisticTransaction(log)
     for name in ("b", "c"):
         OptimisticTransaction(log).commit([AddFile(name, {}, 1, 0, True)])
-    checkpoint.checkpoint_version(log, 2, now_ms=0)
+    checkpoint_version(log, 2, now_ms=0)
     for version in (0, 1):
         (tmp_path / "_delta_log" / commit_name(version)).unlink()
     with pytest.raises(errors.VersionNotFoundError, match="no longer in the log") as refused:

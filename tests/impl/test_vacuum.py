@@ -1,4 +1,4 @@
-"""VACUUM (deltaspec.impl.vacuum): what it deletes, and everything it must never delete.
+"""VACUUM (deltaspec.impl.retention.vacuum): what it deletes, and everything it must never delete.
 
 The table's history is laid out over days with an injected clock; commit files and data files get
 matching modification times, so that "within the retention window" means what it says.
@@ -15,12 +15,12 @@ from support import create_reliability_table, tree_state, write_data_file
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
-from deltaspec.impl.deletion_vectors import z85_encode
+from deltaspec.impl.codec.z85 import z85_encode
 from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
+from deltaspec.impl.retention.vacuum import deletion_vector_path, vacuum
+from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-from deltaspec.impl.vacuum import deletion_vector_path, vacuum
 
 DAY = 24 * 3600 * 1000
 START = wall_clock_ms() - 30 * DAY  # day 0 of every history below

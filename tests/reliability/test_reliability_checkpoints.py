@@ -25,12 +25,13 @@ from support import (
     write_data_file,
 )
 
-from deltaspec.impl import checkpoint as checkpoint_module
 from deltaspec.impl.actions import RemoveFile, SetTransaction
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint import write as checkpoint_write
+from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import is_checkpoint_name, part_checkpoint_name
-from deltaspec.impl.log.store import FileInfo, LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
+from deltaspec.impl.log.store import FileInfo
+from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 deltalake = pytest.importorskip("deltalake")
@@ -174,7 +175,7 @@ def test_parts_of_two_writers_with_different_clocks_combine(
     exactly one part either way; split into contiguous slices, the rows shift between the two
     writers and the combined checkpoint loses or repeats files (the control case)."""
     if split != "by path hash":
-        monkeypatch.setattr(checkpoint_module, "part_of_rows", contiguous_parts)
+        monkeypatch.setattr(checkpoint_write, "part_of_rows", contiguous_parts)
     build(tmp_path, 8)
     log = DeltaLog(str(tmp_path))
     snapshot = log.snapshot()

@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 import pytest
 from support import append_rows, create_reliability_table, tree_state
 
-from deltaspec.impl.checkpoint import CHECKPOINT_SCHEMA, checkpoint_table, write_checkpoint
+from deltaspec.impl.checkpoint.contents import CHECKPOINT_SCHEMA, checkpoint_table
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import (
     CorruptLogError,
     DeltaError,
@@ -39,7 +40,7 @@ from deltaspec.impl.errors import (
     UnsupportedProtocolError,
 )
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 NOW = 1_800_000_000_000
 RECOVERS: Literal["recovers"] = "recovers"

@@ -30,12 +30,13 @@ from support import (
     write_data_file,
 )
 
-from deltaspec.impl.checkpoint import checkpoint_version, sweep_temp_files
+from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.log import crashpoints
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name, is_temp_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
-from deltaspec.impl.vacuum import vacuum
+from deltaspec.impl.retention.log_cleanup import sweep_temp_files
+from deltaspec.impl.retention.vacuum import vacuum
+from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 
 pytest.importorskip("deltalake")
 

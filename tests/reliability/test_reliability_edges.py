@@ -39,19 +39,16 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.checkpoint import (
-    checkpoint_table,
-    checkpoint_version,
-    cleanup_expired_logs,
-    sweep_temp_files,
-    write_checkpoint,
-)
+from deltaspec.impl.checkpoint.contents import checkpoint_table
+from deltaspec.impl.checkpoint.policy import checkpoint_version
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.deletion_vectors import deleted_rows
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs, sweep_temp_files
+from deltaspec.impl.retention.vacuum import vacuum
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-from deltaspec.impl.vacuum import vacuum
 
 DAY = 24 * 60 * 60 * 1000
 FAR = 4_000_000_000_000  # year 2096: every file is past every retention
@@ -294,7 +291,7 @@ def _dv_file(directory: Path) -> tuple[str, str, int]:
     file name, its Z85 id and its size (the content never matters: it must not be opened)."""
     import uuid
 
-    from deltaspec.impl.deletion_vectors import _Z85
+    from deltaspec.impl.codec.z85 import _Z85
 
     ident = uuid.uuid4()
     name = f"deletion_vector_{ident}.bin"

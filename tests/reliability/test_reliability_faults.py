@@ -31,13 +31,15 @@ from support import (
 from deltaspec.conformance.isolation.checker import check
 from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
-from deltaspec.impl.log import store as storage
+from deltaspec.impl.log import local_store
 from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name, is_temp_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, wall_clock_ms
+from deltaspec.impl.log.store import TEMP_FILE_SAFETY_MS
+from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn.transaction import MAX_FAILED_WRITES, OptimisticTransaction
+from deltaspec.impl.txn.retries import MAX_FAILED_WRITES
+from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 
 def faulty_log(root: Path, plan: FaultPlan | None = None) -> tuple[DeltaLog, FaultyLogStore]:
@@ -208,7 +210,7 @@ def test_failed_link_in_the_local_store_is_retried(tmp_path: Path, monkeypatch) 
             raise OSError(errno.EIO, "injected: link failed")
         real_link(src, dst)
 
-    monkeypatch.setattr(storage.os, "link", flaky_link)
+    monkeypatch.setattr(local_store.os, "link", flaky_link)
     txn = blind_append(DeltaLog(str(tmp_path)))
     assert txn.commit() == 1 and len(failures) == 1
     assert not [n for n in os.listdir(tmp_path / "_delta_log") if is_temp_name(n)]
@@ -227,7 +229,7 @@ def test_temp_sweep_keeps_young_files_and_a_swept_temp_only_fails_one_write(
     stamp = time.time() - 2 * 3600
     os.utime(old, (stamp, stamp))
     store = LocalLogStore(tmp_path)
-    assert store.sweep_temp_files(wall_clock_ms() - storage.TEMP_FILE_SAFETY_MS) == [old.name]
+    assert store.sweep_temp_files(wall_clock_ms() - TEMP_FILE_SAFETY_MS) == [old.name]
     assert young.exists()
     # a sweeper removes a live writer's temporary file just before its link
     real_link = os.link
@@ -239,7 +241,7 @@ def test_temp_sweep_keeps_young_files_and_a_swept_temp_only_fails_one_write(
             os.unlink(src)
         real_link(src, dst)
 
-    monkeypatch.setattr(storage.os, "link", swept_link)
+    monkeypatch.setattr(local_store.os, "link", swept_link)
     txn = blind_append(DeltaLog(str(tmp_path)))
     assert txn.commit() == 1  # ENOENT on the link: not written, retried
     assert txn_ids_in_log(tmp_path)[txn.txn_id] == [1]

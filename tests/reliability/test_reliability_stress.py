@@ -36,7 +36,7 @@ from support import (
 from deltaspec.conformance.isolation.checker import check
 from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 pytest.importorskip("deltalake")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 pytestmark = pytest.mark.spark
 

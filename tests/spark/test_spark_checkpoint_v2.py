@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import CorruptLogError
 from deltaspec.impl.log.names import commit_name, compaction_name
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 pytestmark = pytest.mark.spark
 

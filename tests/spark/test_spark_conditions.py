@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from deltaspec.impl import codec, predicates
-from deltaspec.impl.spark import conditions
-from deltaspec.impl.spark.errors import InvalidConditionError
-from deltaspec.impl.spark.skipping import may_match
+from deltaspec.spark import conditions
+from deltaspec.spark.errors import InvalidConditionError
+from deltaspec.spark.skipping import may_match
 
 pytestmark = pytest.mark.spark
 COLUMNS = ["id", "P", "d", "s"]

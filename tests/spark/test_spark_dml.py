@@ -16,8 +16,8 @@ from deltaspec.impl.errors import (
     ConcurrentAppendException,
     ConcurrentDeleteReadException,
 )
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import (
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.spark import (
     MergeClause,
     TableFailure,
     compact,
@@ -28,7 +28,7 @@ from deltaspec.impl.spark import (
     update,
     write_delta,
 )
-from deltaspec.impl.spark.errors import MultipleSourceRowMatchError
+from deltaspec.spark.errors import MultipleSourceRowMatchError
 
 pytestmark = pytest.mark.spark
 

@@ -17,11 +17,11 @@ from pyspark.sql import functions as F
 
 from deltaspec.conformance.spark_differential.scripts import forget_last_batch
 from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import exceptions as delta_exceptions
-from deltaspec.impl.spark import write_delta
-from deltaspec.impl.spark.datasource import register
-from deltaspec.impl.spark.errors import (
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.spark import exceptions as delta_exceptions
+from deltaspec.spark import write_delta
+from deltaspec.spark.datasource import register
+from deltaspec.spark.errors import (
     InvalidOptionError,
     NonDeterministicConditionError,
     NonDeterministicMergeConditionError,
@@ -30,10 +30,10 @@ from deltaspec.impl.spark.errors import (
     UnsafeWritePathError,
     UnsupportedSubqueryError,
 )
-from deltaspec.impl.spark.files import STAGING_DIR, reclaim_staging
-from deltaspec.impl.spark.manifest import MANIFEST_DIR
-from deltaspec.impl.spark.streaming import idempotent_writer
-from deltaspec.impl.spark.tables import DeltaTable
+from deltaspec.spark.files import STAGING_DIR, reclaim_staging
+from deltaspec.spark.manifest import MANIFEST_DIR
+from deltaspec.spark.streaming import idempotent_writer
+from deltaspec.spark.tables import DeltaTable
 
 pytestmark = pytest.mark.spark
 

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from deltaspec.impl import predicates
-from deltaspec.impl.spark import stats
-from deltaspec.impl.spark.skipping import may_match
+from deltaspec.spark import stats
+from deltaspec.spark.skipping import may_match
 
 NAN, INF = math.nan, math.inf
 VALUES: dict[str, list[float | None]] = {
@@ -178,8 +178,8 @@ def _zeros_equal(text: str) -> Any:
 
 @pytest.mark.spark
 def test_our_spark_writes_float_stats_as_delta_spark(spark: Any, tmp_path: Path) -> None:
-    from deltaspec.impl.snapshot import DeltaLog
-    from deltaspec.impl.spark import write_delta
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
+    from deltaspec.spark import write_delta
 
     for name, values in VALUES.items():
         theirs, ours = tmp_path / f"{name}-theirs", tmp_path / f"{name}-ours"
@@ -195,8 +195,8 @@ def test_our_spark_writes_float_stats_as_delta_spark(spark: Any, tmp_path: Path)
 
 @pytest.mark.spark
 def test_delete_skips_files_as_delta_spark_and_never_a_nan_row(spark: Any, tmp_path: Path) -> None:
-    from deltaspec.impl.snapshot import DeltaLog
-    from deltaspec.impl.spark import conditions, rewrite, write_delta
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
+    from deltaspec.spark import conditions, rewrite, write_delta
 
     table = tmp_path / "table"
     names = {}

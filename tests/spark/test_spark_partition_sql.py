@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from deltaspec.impl import predicates
-from deltaspec.impl.spark import partition_sql
-from deltaspec.impl.spark.errors import InvalidConditionError
+from deltaspec.spark import partition_sql
+from deltaspec.spark.errors import InvalidConditionError
 
 COLUMNS = ("p", "day", "n")
 

@@ -12,8 +12,8 @@ import pytest
 from test_impl_fixtures import EXPECTED, SCAN_SESSION_ZONE, _label_version
 
 from deltaspec.impl.errors import UnsupportedFeatureError
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark.read import scan
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.spark.read import scan
 
 pytestmark = pytest.mark.spark
 

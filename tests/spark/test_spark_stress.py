@@ -43,7 +43,7 @@ from deltaspec.conformance.isolation.checker import check
 from deltaspec.conformance.tools.inspect import history_from_log
 from deltaspec.impl import errors
 from deltaspec.impl.actions import AddFile, CommitInfo
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 pytest.importorskip("deltalake")
@@ -95,7 +95,7 @@ def impl_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # prag
 
 def spark_worker(root: str, acks: str, deadline: Any, seed: int) -> None:  # pragma: no cover
     logging.disable(logging.CRITICAL)
-    from deltaspec.impl.spark import MergeClause, compact, delete, local_session, merge, update
+    from deltaspec.spark import MergeClause, compact, delete, local_session, merge, update
 
     spark = local_session("local[1]", "deltaspec-spark-stress")
     spark.range(1).count()  # the JVM warmed up before the clock starts
@@ -255,7 +255,7 @@ def test_spark_dml_and_compaction_with_impl_writers_under_sigkill_lose_nothing(
     )
     assert all(have[k] <= wanted[k] for k in have)
     # killed Spark writes' staging directories: reclaimed, live files untouched
-    from deltaspec.impl.spark.files import STAGING_DIR, reclaim_staging
+    from deltaspec.spark.files import STAGING_DIR, reclaim_staging
 
     left = list((root / STAGING_DIR).iterdir()) if (root / STAGING_DIR).exists() else []
     reclaimed = reclaim_staging(str(root), 0, int(time.time() * 1000) + 1000)

@@ -14,15 +14,15 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from deltaspec.impl import codec
 from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.errors import AppendOnlyViolationError, UnsupportedFeatureError
-from deltaspec.impl.history import TimestampGreaterThanCommitError
-from deltaspec.impl.snapshot import DeltaLog
-from deltaspec.impl.spark import (
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.time_travel import TimestampGreaterThanCommitError
+from deltaspec.spark import (
     DeltaWriter,
     create_table,
     read_table,
     write_delta,
 )
-from deltaspec.impl.spark.errors import (
+from deltaspec.spark.errors import (
     CheckConstraintViolationError,
     DataChangeFalseError,
     DeltaPathExistsError,

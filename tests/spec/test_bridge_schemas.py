@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from deltaspec.conformance.bridge.client import BridgeAdapter, BridgeProcess, BridgeReader
+from deltaspec.conformance.adapters.cmd import BridgeAdapter, BridgeProcess, BridgeReader
 from deltaspec.conformance.harness.logvectors import load_log_vectors, run_log_vectors
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite

@@ -301,10 +301,10 @@ RELIST_HINT = "snapshot/relist/hinted-checkpoint-cleaned-up"
 def test_a_cleanup_that_trusts_a_torn_checkpoint_is_caught(vectors, monkeypatch, case):
     """The impl's cleanup with its read-back check switched off deletes the commits the torn
     checkpoint claims to cover: the reads the whole checkpoint (or the commits) keep fail."""
-    from deltaspec.impl import checkpoint
+    from deltaspec.impl.retention import log_cleanup
 
     assert run_log_vector(ImplReader(), _vector(vectors, case)).verdict is Verdict.PASS
-    monkeypatch.setattr(checkpoint, "_readable", lambda log, checkpoints: True)
+    monkeypatch.setattr(log_cleanup, "_readable", lambda log, checkpoints: True)
     result = run_log_vector(ImplReader(), _vector(vectors, case))
     assert result.verdict is Verdict.WRONG
     assert {f["got"]["error"] for f in result.failures} <= {"VERSION_NOT_FOUND",
@@ -326,9 +326,9 @@ def test_a_cleanup_that_deletes_nothing_is_caught(vectors):
 @pytest.mark.parametrize("reader", [ImplReader(), ModelReader()], ids=lambda r: r.name)
 def test_a_reader_that_does_not_list_again_is_caught(vectors, monkeypatch, reader):
     from deltaspec.conformance.adapters import readers
-    from deltaspec.impl import snapshot
+    from deltaspec.impl.snapshot import delta_log
 
-    monkeypatch.setattr(snapshot, "RELIST_ATTEMPTS", 1)
+    monkeypatch.setattr(delta_log, "RELIST_ATTEMPTS", 1)
     monkeypatch.setattr(readers, "RELIST_ATTEMPTS", 1)
     result = run_log_vector(reader, _vector(vectors, RELIST))
     assert result.verdict is Verdict.WRONG

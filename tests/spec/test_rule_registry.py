@@ -30,7 +30,7 @@ _STORE = "the impl's LogStore interface (write_new, list_from) stands for storag
 
 IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "RETRY.ATTEMPT_VERSION": "the model's try_write is one step of the commit loop (the machine "
-    "interleaves writers); the impl's _write_with_retries runs the whole loop",
+    "interleaves writers); the impl's write_with_retries runs the whole loop",
     "ACTION.PARTITION_VALUES": "the model reads typed values (values.read_value); the impl "
     "decodes Delta's string form (codec.partition_values.decode_partition_value)",
     "CHECKPOINT.CONTENTS": "the model lists actions; the impl builds the Parquet table",
@@ -60,7 +60,7 @@ IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "PREDICATE.TYPING": "the model types a whole partition row (partition_row); the impl types "
     "one value for an Arrow column (typed)",
     "SNAPSHOT.TIME_TRAVEL": "the model's Log.snapshot folds up to a version; the impl's "
-    "DeltaLog._target resolves a version or timestamp first",
+    "time_travel.target_version resolves a version (version_at a timestamp) first",
 }
 """Rules whose impl function is deliberately named unlike the model's, with the reason."""
 
@@ -70,12 +70,12 @@ required here yet (their folders are marked separately)."""
 
 IMPL_TXN_UNMARKED: dict[str, str] = {
     "CONFLICT.ANY_COMMIT_V01": "no per-winner check runs: v0.1.0's lost race raises in "
-    "OptimisticTransaction._after_collision (RETRY.NONE_V01)",
+    "CommitAttempts._after_collision (RETRY.NONE_V01)",
     "CONFLICT.KINDS": "one exception class per kind in deltaspec.impl.errors, checked against "
     "spec/data/conflict_kinds.json by tests/spec/test_error_kinds.py",
     "ISOLATION.LEVELS": "the impl names levels by their strings",
     "RETRY.NO_SELF_DETECTION": "an absence (the impl recognises its own commit only after a "
-    "failed write, see OptimisticTransaction._write_with_retries)",
+    "failed write, see CommitAttempts.write_with_retries)",
     "TXN.DEPENDS_ON_FILES": "a field of the impl's ReadSet, as in the model",
     "TXN.COMMIT_INFO_FIXED": "OptimisticTransaction._commit encodes the commitInfo once, before "
     "the commit loop",

@@ -72,7 +72,7 @@ def write_data_file(root: str | Path, part: str, ids: Sequence[int]) -> Any:
 
 def create_reliability_table(root: str | Path, **configuration: str) -> Any:
     """Commit version 0 (metadata, protocol) of the reliability table; returns its DeltaLog."""
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
     log = DeltaLog(str(root))
@@ -131,9 +131,9 @@ def snapshot_view(snapshot: Any) -> tuple[Any, ...]:
 
 def json_only_log(root: str | Path) -> Any:
     """A DeltaLog of ``root`` that sees no checkpoint and no ``_last_checkpoint``: pure replay."""
+    from deltaspec.impl.log.local_store import LocalLogStore
     from deltaspec.impl.log.names import is_checkpoint_name
-    from deltaspec.impl.log.store import LocalLogStore
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     class _NoCheckpoints(LocalLogStore):
         def list_from(self, start: str = "") -> list[Any]:
@@ -153,7 +153,7 @@ def log_problems(root: str | Path) -> list[str]:
     naming a checkpoint that exists, and every live data file present on disk."""
     from deltaspec.impl.errors import DeltaError
     from deltaspec.impl.log.names import is_temp_name, parse_commit_name
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     log = DeltaLog(str(root))
     problems: list[str] = []
@@ -214,7 +214,7 @@ def run_operation(
     import pyarrow.parquet as pq
 
     from deltaspec.impl.actions import RemoveFile
-    from deltaspec.impl.checkpoint import checkpoint_version
+    from deltaspec.impl.checkpoint.policy import checkpoint_version
     from deltaspec.impl.predicates import expr
     from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -256,7 +256,7 @@ def run_operation(
 def txn_ids_in_log(root: str | Path) -> dict[str, list[int]]:
     """Every commitInfo.txnId in the table's commit files -> the versions carrying it."""
     from deltaspec.impl.actions import CommitInfo
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     log = DeltaLog(str(root))
     found: dict[str, list[int]] = {}

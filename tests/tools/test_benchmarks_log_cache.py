@@ -14,10 +14,11 @@ import pytest
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.store import LocalLogStore
-from deltaspec.impl.snapshot import DeltaLog, Snapshot
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 NOW = 1_700_000_000_000

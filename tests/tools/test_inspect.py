@@ -13,10 +13,10 @@ from deltaspec.conformance.harness.scenarios import schema_string
 from deltaspec.conformance.tools.inspect import Severity, inspect, path_problem
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
-from deltaspec.impl.checkpoint import write_checkpoint
+from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.log.names import classic_checkpoint_name, commit_name
 from deltaspec.impl.predicates import expr
-from deltaspec.impl.snapshot import DeltaLog
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 SCRIPT = Path(sys.executable).parent / "deltaspec"

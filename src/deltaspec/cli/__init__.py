@@ -7,8 +7,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from deltaspec import __version__
-from deltaspec.cli import (
+from .. import __version__
+from . import (
     check,
     conformance,
     describe,
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except ImportError as error:
-        from deltaspec.extras import missing_extra
+        from ..extras import missing_extra
 
         message = missing_extra(error)
         if message is None:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deltaspec.cli.run import add_corpus_arguments
+from .corpus_args import add_corpus_arguments
 
 STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
 """As in conformance/oracle/stages.py (a test keeps them equal); named here so that building the

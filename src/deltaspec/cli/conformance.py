@@ -7,17 +7,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.cli.run import (
+from deltaspec.conformance.corpus_run import (
     SUITES,
     Corpus,
     RunOptions,
-    add_corpus_arguments,
-    add_directories,
     missing_prerequisite,
     print_report,
     run_suites,
 )
 from deltaspec.conformance.harness.selection import Selection
+
+from .corpus_args import add_corpus_arguments, add_directories
 
 if TYPE_CHECKING:
     from deltaspec.conformance.harness.suites import Report
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
+    from deltaspec.conformance.adapters.cmd import BridgeError
     from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
-    from deltaspec.conformance.bridge.client import BridgeError
     from deltaspec.conformance.engines.errors import EngineError
     from deltaspec.conformance.harness import fixtures
     from deltaspec.conformance.harness.gate import Gate, parse_release

@@ -20,7 +20,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from deltaspec.impl.errors import DeltaError
-    from deltaspec.impl.snapshot import DeltaLog
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     try:
         snapshot = DeltaLog(args.path).snapshot(args.version)

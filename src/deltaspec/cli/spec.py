@@ -8,7 +8,7 @@ import sys
 from difflib import get_close_matches
 from typing import Any
 
-from deltaspec.rules import (
+from ..rules import (
     Rule,
     live_releases,
     load_rules,
@@ -96,7 +96,7 @@ def print_trace(rules: list[Rule], rule_id: str) -> int:
     """``deltaspec spec --trace RULE``: the rule's chain, one line per place."""
     if rule_id not in {rule.id for rule in rules}:
         return print_rules(rules, [rule_id])  # the unknown-rule message and exit code
-    from deltaspec.trace import trace
+    from ..trace import trace
 
     print("\n".join(trace(rule_id)))
     return 0

@@ -1,0 +1,126 @@
+"""Commit latency and snapshot load of two checkouts of deltaspec, side by side (issue 31: a
+restructuring must not make either slower).
+
+Each checkout runs this file with its own interpreter (the venv whose editable install points at
+it); the two alternate, A B then B A, so neither always runs first, and every pair gives one
+ratio after / before (below 1: the newer tree is faster). One run of a side, in a fresh process:
+100 blind-append commits of one ``add`` on a long-lived ``DeltaLog`` (durable=False, checkpoint
+every 10 commits, as benchmark case 3), then 20 cold loads of the resulting table
+(``DeltaLog(path).snapshot()`` and its live files). Both sides build the same table with the
+same names and sizes; only the import paths differ between the trees (``deltaspec.impl.snapshot``
+became a package), and the script finds either.
+
+    .venv/bin/python -m benchmarks.tree_before_after --before /work/main/.venv/bin/python \\
+        --after .venv/bin/python --pairs 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+COMMITS = 100
+LOADS = 20
+
+
+def _find(name: str, modules: tuple[str, ...]) -> Any:
+    """``name`` from the first of ``modules`` this checkout has."""
+    for module in modules:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError(f"no {name} in this checkout")
+
+
+def measure_here() -> dict[str, float]:
+    """One side's run in this process: seconds per commit and per cold load (medians)."""
+    from deltaspec.impl.actions import AddFile, Metadata, Protocol
+    from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
+
+    delta_log = _find("DeltaLog", ("deltaspec.impl.snapshot.delta_log", "deltaspec.impl.snapshot"))
+    store = _find("LocalLogStore", ("deltaspec.impl.log.local_store", "deltaspec.impl.log.store"))
+    with tempfile.TemporaryDirectory(prefix="deltaspec-tree-bench-") as root:
+        log = delta_log(root, store(root, durable=False))
+        create = OptimisticTransaction(log)
+        schema = (
+            '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
+        )
+        create.commit(
+            [
+                Protocol(1, 2),
+                Metadata(id="bench", schema_string=schema,
+                         configuration={"delta.checkpointInterval": "10"}),
+            ],
+            Operation("CREATE TABLE"),
+        )  # fmt: skip
+        commits = []
+        for i in range(COMMITS):
+            add = AddFile(f"part-{i:05d}.parquet", {}, 100 + i, 0, True)
+            started = time.perf_counter()
+            OptimisticTransaction(log).commit([add], Operation("WRITE"))
+            commits.append(time.perf_counter() - started)
+        loads = []
+        for _ in range(LOADS):
+            started = time.perf_counter()
+            snapshot = delta_log(root, store(root, durable=False)).snapshot()
+            assert len(snapshot.files) == COMMITS
+            loads.append(time.perf_counter() - started)
+    return {"commit_s": statistics.median(commits), "load_s": statistics.median(loads)}
+
+
+def run_side(python: str) -> dict[str, float]:
+    done = subprocess.run([python, __file__, "--here"], capture_output=True, text=True, check=True)
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--here", action="store_true", help="measure this process's checkout")
+    parser.add_argument("--before", help="the older checkout's python")
+    parser.add_argument("--after", help="the newer checkout's python")
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    if args.here:
+        print(json.dumps(measure_here()))
+        return 0
+    ratios: dict[str, list[float]] = {"commit_s": [], "load_s": []}
+    sides: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
+    for pair in range(args.pairs):
+        order = [("before", args.before), ("after", args.after)]
+        got = dict(
+            (name, run_side(python)) for name, python in order[:: 1 if pair % 2 == 0 else -1]
+        )
+        for metric in ratios:
+            ratios[metric].append(got["after"][metric] / got["before"][metric])
+            for name in sides:
+                sides[name].setdefault(metric, []).append(got[name][metric])
+    summary = {
+        metric: {
+            "ratio_median": statistics.median(values),
+            "ratio_min": min(values),
+            "ratio_max": max(values),
+            "before_median_s": statistics.median(sides["before"][metric]),
+            "after_median_s": statistics.median(sides["after"][metric]),
+        }
+        for metric, values in ratios.items()
+    }
+    summary["command"] = " ".join(["python -m benchmarks.tree_before_after", *argv])  # type: ignore[assignment]
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

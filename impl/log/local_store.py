@@ -1,0 +1,386 @@
+"""The log store on a local POSIX file system (:class:`LocalLogStore`): the
+:class:`~deltaspec.impl.log.store.LogStore` contract kept across threads and processes
+(LOG.PUT_IF_ABSENT, LOG.ATOMIC_VISIBILITY, LOG.LISTING).
+
+Writes go through a temporary file published atomically (:mod:`deltaspec.impl.log.atomic_files`);
+reads open regular files only, never following a symbolic link
+(:mod:`deltaspec.impl.log.regular_files`, PATH.REGULAR_FILES, PATH.NO_SYMLINKS).
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import uuid
+from typing import BinaryIO
+
+from deltaspec.rules import rule
+
+from ..errors import UnsafePathError, UnsupportedLogStoreError, VersionExistsError
+from . import crashpoints, regular_files
+from .atomic_files import (
+    NO_HARD_LINKS,
+    NO_NOREPLACE_RENAME,
+    fsync_dir,
+    rename_noreplace,
+    write_temp,
+)
+from .names import (
+    LAST_CHECKPOINT,
+    LOG_DIR,
+    SIDECARS_DIR,
+    is_checksum_name,
+    is_temp_name,
+    leading_version,
+    parse_commit_name,
+)
+from .store import LAST_CHECKPOINT_MAX_BYTES, FileInfo, LogStore
+
+__all__ = ["LocalLogStore"]
+
+
+def _check_name(name: str) -> list[str]:
+    """The components of a valid log file name; ValueError for anything else.
+
+    A valid name is one file name, or one subdirectory and a file name (``_sidecars/x.parquet``),
+    separated by ``/``; no component is empty, ``.`` or ``..``; no backslash or NUL; not a
+    temporary-file name (it could never be listed).
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"a log file name is a str, not {name!r}")
+    parts = name.split("/")
+    if (
+        not 1 <= len(parts) <= 2
+        or any(part in ("", ".", "..") for part in parts)
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise ValueError(f"not a file name relative to {LOG_DIR}/: {name!r}")
+    if is_temp_name(name):
+        raise ValueError(f"{name!r} is reserved for the store's temporary files")
+    return parts
+
+
+class LocalLogStore(LogStore):
+    """A :class:`LogStore` on a local (POSIX) file system, safe across threads and processes.
+
+    :meth:`write_new` writes the data to a temporary file ``.<name>.<uuid4 hex>.tmp`` in the same
+    directory, flushes and fsyncs it, then hard-links it to the final name. ``link(2)`` fails with
+    EEXIST if the final name exists, so the link is an atomic create-if-absent
+    (LOG.PUT_IF_ABSENT), and the final name appears with its complete content
+    (LOG.ATOMIC_VISIBILITY). The directory is fsynced so the new entry survives a crash, and the
+    temporary file is always removed, whether the write succeeded or not. Version checksum files
+    (``<v>.crc``) are the exception: advisory (CHECKSUM.WRITE, CHECKSUM.VERIFY), they are
+    published the same way but fsynced neither as a file nor as a directory entry. A crash can
+    lose one, or leave a prefix of its JSON, which no reader accepts as a checksum (an absent or
+    unreadable ``.crc`` is ignored); the commit it describes was made durable before it.
+    Temporary files are never listed (LOG.LISTING); a process killed between creating and
+    removing one leaves it behind, hidden from listings.
+
+    File systems without hard links (link fails with EPERM, ENOTSUP, ...) publish the temporary
+    file with ``renameat2(RENAME_NOREPLACE)`` instead, which is just as atomic and exclusive; one
+    that has neither is refused with :class:`UnsupportedLogStoreError` rather than written in place,
+    where a writer killed mid-write would leave a torn commit that blocks every reader and writer.
+
+    Listings come straight from the directory (``scandir``), which on a local file system is
+    read-after-write consistent: a file whose link returned is in every later listing.
+
+    ``durable=False`` skips every fsync, as delta-rs's local object store and Hadoop's local file
+    system (delta-spark's default log store on ``file:``) do: put-if-absent and atomic
+    visibility are unchanged, only a machine crash (not a killed process) may then lose a commit
+    that was reported. The default is durable.
+    """
+
+    def __init__(self, table_root: str | os.PathLike[str], *, durable: bool = True) -> None:
+        self._table_path = os.path.abspath(os.fspath(table_root))
+        self._log_dir = os.path.join(self._table_path, LOG_DIR)
+        self._hard_links = True
+        self._durable = durable
+
+    @property
+    def durable(self) -> bool:
+        """Whether writes are fsynced (file and directory entry) before they return."""
+        return self._durable
+
+    def __repr__(self) -> str:
+        return f"LocalLogStore({self._table_path!r})"
+
+    @property
+    def table_path(self) -> str:
+        return self._table_path
+
+    @property
+    def log_dir(self) -> str:
+        """The absolute path of the ``_delta_log`` directory."""
+        return self._log_dir
+
+    def _path(self, name: str) -> str:
+        parts = _check_name(name)
+        self._check_dirs(parts)
+        return os.path.join(self._log_dir, *parts)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(self, name: str) -> bytes:
+        """The content of ``name``, a regular file (PATH.REGULAR_FILES): a symbolic link is
+        UnsafePathError, a directory, FIFO or device NotRegularFileError, other OS errors
+        LogAccessError; ``_last_checkpoint`` is read up to :data:`LAST_CHECKPOINT_MAX_BYTES`."""
+        return regular_files.read_regular(
+            self._path(name),
+            table=self._table_path,
+            version=leading_version(name),
+            file=name,
+            limit=LAST_CHECKPOINT_MAX_BYTES if name == LAST_CHECKPOINT else None,
+        )
+
+    def open_file(self, name: str) -> BinaryIO:
+        """``name`` opened for reading, under the same checks as :meth:`read`: what pyarrow
+        gets instead of a path, so it never opens anything itself."""
+        return regular_files.open_regular(
+            self._path(name), table=self._table_path, version=leading_version(name), file=name
+        )
+
+    def exists(self, name: str) -> bool:
+        return os.path.lexists(self._path(name))  # a link is an entry, never followed
+
+    def local_path(self, name: str) -> str | None:
+        path = self._path(name)
+        if os.path.islink(path):
+            raise self._symlink_error(name)
+        return path
+
+    def _symlink_error(self, name: str) -> UnsafePathError:
+        return UnsafePathError(
+            "a symbolic link in the log is never followed (it could point outside the table)",
+            table=self._table_path,
+            version=leading_version(name),
+            file=name,
+        )
+
+    def _check_dirs(self, parts: list[str]) -> None:
+        """Refuse a ``_delta_log`` (or ``_sidecars``) directory that is a symbolic link
+        (PATH.NO_SYMLINKS)."""
+        regular_files.check_real_dirs(self._table_path, [LOG_DIR, *(p for p in parts[:-1] if p)])
+
+    @rule("LOG.LISTING")
+    def list_from(self, start: str = "") -> list[FileInfo]:
+        self._check_dirs([""])
+        return self._scan(self._log_dir, "", start)
+
+    def list_names(self) -> list[str]:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().list_names()  # a subclass that shapes listings: keep its view
+        self._check_dirs([""])
+        try:
+            with os.scandir(self._log_dir) as iterator:
+                names = [
+                    e.name
+                    for e in iterator
+                    if not is_temp_name(e.name)
+                    and (
+                        e.is_file(follow_symlinks=False)
+                        or e.is_symlink()
+                        or leading_version(e.name) is not None
+                    )
+                ]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(names)
+
+    def stat(self, name: str) -> FileInfo | None:
+        if type(self).list_from is not LocalLogStore.list_from:
+            return super().stat(name)
+        try:
+            stat = os.lstat(self._path(name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileInfo(name, stat.st_size, stat.st_mtime_ns // 1_000_000)
+
+    def list_dir(self, subdir: str) -> list[FileInfo]:
+        if len(_check_name(subdir)) != 1:
+            raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
+        self._check_dirs([subdir, ""])
+        return self._scan(os.path.join(self._log_dir, subdir), subdir + "/")
+
+    def sweep_temp_files(self, older_than_ms: int) -> list[str]:
+        """Delete ``.<name>.<uuid>.tmp`` files in ``_delta_log`` and ``_delta_log/_sidecars``
+        last modified before ``older_than_ms``: the leftovers of writers killed between creating
+        and removing them. A live writer's temporary file is younger than
+        :data:`TEMP_FILE_SAFETY_MS`; callers pass ``now - TEMP_FILE_SAFETY_MS`` or earlier. Even
+        a temporary file swept under a live writer only makes its write fail before the link,
+        which the writer sees as an ordinary failure (the commit was not made)."""
+        self._check_dirs([""])
+        swept: list[str] = []
+        sidecars = os.path.join(self._log_dir, SIDECARS_DIR)
+        for directory, prefix in ((self._log_dir, ""), (sidecars, SIDECARS_DIR + "/")):
+            if os.path.islink(directory):
+                continue  # a symlinked _sidecars is never followed (PATH.NO_SYMLINKS)
+            try:
+                with os.scandir(directory) as iterator:
+                    entries = [e for e in iterator if is_temp_name(e.name)]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                try:
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    if entry.stat(follow_symlinks=False).st_mtime_ns // 1_000_000 >= older_than_ms:
+                        continue
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    continue  # its writer (or another sweeper) removed it
+                swept.append(prefix + entry.name)
+                crashpoints.reached("cleanup.mid_temp_sweep")
+        return swept
+
+    @staticmethod
+    def _scan(directory: str, prefix: str, start: str = "") -> list[FileInfo]:
+        """The regular files of ``directory`` except temporary files, sorted by name, from the
+        name ``start`` on (names before it are not even stat'ed)."""
+        infos: list[FileInfo] = []
+        try:
+            with os.scandir(directory) as iterator:
+                entries = [e for e in iterator if prefix + e.name >= start]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        for entry in entries:
+            if is_temp_name(entry.name):
+                continue
+            try:
+                # a symbolic link is listed as itself (lstat), never followed: reading it raises
+                # UnsafePathError, so a planted link cannot pull in a file outside the table; a
+                # directory, FIFO or device at a log file's name is listed too, and reading it
+                # raises NotRegularFileError (PATH.REGULAR_FILES) instead of hiding a version
+                if not (
+                    entry.is_file(follow_symlinks=False)
+                    or entry.is_symlink()
+                    or leading_version(entry.name) is not None
+                ):
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted (log cleanup) between readdir and stat
+            infos.append(FileInfo(prefix + entry.name, stat.st_size, stat.st_mtime_ns // 1_000_000))
+        infos.sort(key=lambda info: info.name)
+        return infos
+
+    # --- writing -----------------------------------------------------------------------------
+
+    @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY")
+    def write_new(self, name: str, data: bytes) -> None:
+        _check_data(data)
+        final = self._path(name)
+        directory = os.path.dirname(final)
+        try:
+            self._ensure_dir(directory)
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            # a read-only or unwritable table: nothing was written, so not an unknown outcome
+            raise regular_files.access_error(exc, table=self._table_path, file=name) from None
+        if os.path.lexists(final):
+            # a lost race known before writing: no temporary file, no fsync (the link below
+            # stays the one that decides when the name appears between this check and it)
+            exists = FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), final)
+            raise self._exists_error(name) from exists
+        temp = os.path.join(directory, f".{os.path.basename(final)}.{uuid.uuid4().hex}.tmp")
+        kind = crashpoints.file_kind(name)
+        durable = self._durable and not is_checksum_name(name)
+        try:
+            write_temp(temp, data, kind, durable)
+            crashpoints.reached(f"{kind}.after_temp")
+            self._publish(name, temp, final)
+            crashpoints.reached(f"{kind}.after_link")
+            if durable:
+                fsync_dir(directory)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+    def _publish(self, name: str, temp: str, final: str) -> None:
+        """Make the complete ``temp`` visible as ``final`` only if ``final`` does not exist:
+        ``link(2)``, or where the file system has no hard links, ``renameat2`` with
+        ``RENAME_NOREPLACE``; both are atomic and fail with EEXIST (LOG.PUT_IF_ABSENT,
+        LOG.ATOMIC_VISIBILITY). A file system with neither is refused (UnsupportedLogStoreError):
+        writing the final name in place would let a killed writer leave a torn commit."""
+        if self._hard_links:
+            try:
+                os.link(temp, final)
+                return
+            except FileExistsError as exc:
+                raise self._exists_error(name) from exc
+            except OSError as exc:
+                if exc.errno not in NO_HARD_LINKS:
+                    raise
+                self._hard_links = False
+        try:
+            rename_noreplace(temp, final)
+        except FileExistsError as exc:
+            raise self._exists_error(name) from exc
+        except OSError as exc:
+            if exc.errno not in NO_NOREPLACE_RENAME:
+                raise
+            raise UnsupportedLogStoreError(
+                "the file system has neither hard links nor renameat2(RENAME_NOREPLACE): no "
+                f"atomic put-if-absent is possible here ({os.strerror(exc.errno or 0)})",
+                table=self._table_path,
+                version=parse_commit_name(name),
+                file=name,
+            ) from None
+
+    def write_overwrite(self, name: str, data: bytes) -> None:
+        if name != LAST_CHECKPOINT:
+            raise ValueError(
+                f"only {LAST_CHECKPOINT} may be overwritten, not {name!r} (LOG.PUT_IF_ABSENT)"
+            )
+        _check_data(data)
+        final = self._path(name)
+        self._ensure_dir(self._log_dir)
+        temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
+        try:
+            write_temp(temp, data, "last_checkpoint", self._durable)
+            crashpoints.reached("last_checkpoint.after_temp")
+            os.replace(temp, final)
+            if self._durable:
+                fsync_dir(self._log_dir)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._path(name))
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _exists_error(self, name: str) -> VersionExistsError:
+        return VersionExistsError(
+            "File already exists",
+            table=self._table_path,
+            version=parse_commit_name(name),
+            file=name,
+        )
+
+    def _ensure_dir(self, directory: str) -> None:
+        """Create ``directory`` (and ``_delta_log``) if needed, fsyncing each new entry's parent."""
+        if os.path.isdir(directory):
+            return
+        parent = os.path.dirname(directory)
+        if parent != directory:
+            self._ensure_dir(parent)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise
+            return
+        if self._durable:
+            fsync_dir(parent)
+
+
+def _check_data(data: bytes) -> None:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"log file content is bytes, not {type(data).__name__}")

@@ -1,0 +1,276 @@
+"""VACUUM: delete the data files a table no longer needs, and nothing else.
+
+A file under the table root is deleted only when all of these hold:
+
+1. no version within the retention window references it: it is not live in the latest snapshot,
+   it has no unexpired tombstone (``deletionTimestamp`` after the cutoff), no commit made after
+   the cutoff removes it (a time-travel read of the version current at the cutoff needs it, even
+   if a writer's clock put an old ``deletionTimestamp`` on the remove), and it is not a
+   deletion-vector file of any of those;
+2. it was last modified before the cutoff ``now − retention``: files of transactions still being
+   written (not committed yet) are newer and are never deleted;
+3. it is a regular file inside the table root, outside ``_delta_log`` and outside hidden
+   directories (``_``/``.`` names that are not ``col=value`` partition directories); symbolic
+   links are never followed and never deleted, and a file whose real path leaves the root is
+   never touched.
+
+The retention defaults to the table's ``delta.deletedFileRetentionDuration`` (one week); a shorter
+one raises :class:`~deltaspec.impl.errors.VacuumRetentionTooShortError` unless
+``enforce_retention=False`` (delta-spark's ``retentionDurationCheck.enabled = false``), and a
+negative one always raises. ``dry_run`` reports what would be deleted and deletes nothing.
+Unlike delta-spark, this VACUUM writes no ``VACUUM START/END`` commits and leaves empty
+directories in place.
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+
+import pyarrow.compute as pc
+
+from ..actions import DeletionVector, RemoveFile
+from ..errors import (
+    UnsafePathError,
+    VacuumRetentionInvalidError,
+    VacuumRetentionNegativeError,
+    VacuumRetentionTooShortError,
+)
+from ..log import crashpoints
+from ..log.names import LOG_DIR
+from ..snapshot.delta_log import DeltaLog
+from ..snapshot.state import Snapshot
+from ..table import paths
+from ..table.paths import deletion_vector_location, resolve_data_path
+
+__all__ = ["VacuumResult", "deletion_vector_path", "vacuum"]
+
+_HOUR_MS = 60 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class VacuumResult:
+    """What :func:`vacuum` deleted (or, in a dry run, would delete)."""
+
+    version: int
+    """The snapshot version the references were taken from."""
+    cutoff_ms: int
+    dry_run: bool
+    deleted: tuple[str, ...]
+    """Paths relative to the table root, ``/``-separated, sorted."""
+    referenced: int
+    """How many distinct files versions within the retention window reference."""
+    too_recent: int
+    """Unreferenced files kept because they are newer than the cutoff."""
+    symlinks: tuple[str, ...]
+    """Symbolic links found under the root: never followed, never deleted."""
+
+
+def deletion_vector_path(table_root: str, dv: DeletionVector) -> str | None:
+    """The file of a deletion vector relative to the table root (None: inline, or a location
+    the path rule refuses, PATH.DATA_FILE): ``paths.deletion_vector_location``
+    resolved with ``paths.resolve_data_path``, the same resolution a read uses."""
+    try:
+        location = deletion_vector_location(dv)
+        return None if location is None else resolve_data_path(table_root, location)
+    except ValueError:
+        return None
+
+
+def _referenced(log: DeltaLog, snapshot: Snapshot, cutoff: int) -> set[str]:
+    """Every file a version within the retention window references (rule 1 above)."""
+    root = log.table_path
+    out: set[str] = set()
+
+    def keep(path: str, dv: DeletionVector | None, version: int | None = None) -> None:
+        # the loader's rule (PATH.DATA_FILE): a reference VACUUM cannot resolve stops VACUUM,
+        # since the file it names could be one that must be kept
+        try:
+            out.add(resolve_data_path(root, path))
+        except ValueError as exc:
+            raise UnsafePathError(
+                f"VACUUM cannot resolve {path[:200]!r}: {exc}", table=root, version=version
+            ) from None
+        if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:
+            out.add(dv_path)
+
+    for add in snapshot.files.values():
+        keep(add.path, add.deletion_vector)
+    tombstones = snapshot.all_tombstones
+    if tombstones.num_rows:
+        stamps = pc.fill_null(tombstones.column("deletion_timestamp"), 0)
+        recent = tombstones.filter(pc.greater(stamps, cutoff))
+        paths = recent.column("path").to_pylist()
+        dvs = recent.column("deletion_vector").to_pylist()
+        for path, dv in zip(paths, dvs, strict=True):
+            keep(path, None if dv is None else _dv(dv))
+    listing = log.list_log(None)
+    for version, info in sorted(listing.commits.items()):
+        if version > snapshot.version or info.modification_time <= cutoff:
+            continue
+        for action in log.read_commit(version):
+            if isinstance(action, RemoveFile):
+                keep(action.path, action.deletion_vector, version)
+    return out
+
+
+def _dv(row: dict[str, object]) -> DeletionVector:
+    return DeletionVector(
+        storage_type=str(row["storage_type"]),
+        path_or_inline_dv=str(row["path_or_inline_dv"]),
+        size_in_bytes=0,
+        cardinality=0,
+        offset=None,
+    )
+
+
+def _hidden(name: str) -> bool:
+    """delta-spark's hidden names: ``_x`` and ``.x``, except ``col=value`` partition dirs."""
+    return name.startswith((".", "_")) and "=" not in name
+
+
+def _inside(real: str, root: str) -> bool:
+    return real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def vacuum(
+    log: DeltaLog,
+    *,
+    retention_ms: int | None = None,
+    dry_run: bool = False,
+    enforce_retention: bool = True,
+    now_ms: int | None = None,
+) -> VacuumResult:
+    """Delete the files of the table that no version within retention needs (see the module).
+
+    ``now_ms`` defaults to the log's clock; ``retention_ms`` to the table's
+    ``delta.deletedFileRetentionDuration``.
+    """
+    snapshot = log.snapshot()
+    now = log.clock() if now_ms is None else now_ms
+    retention = _retention(log.table_path, snapshot, retention_ms, enforce_retention)
+    cutoff = now - retention
+    referenced = _referenced(log, snapshot, cutoff)
+    walk = _walk(log.table_path, referenced, cutoff)
+    if not dry_run:
+        _delete(log.table_path, walk.doomed)
+    return VacuumResult(
+        version=snapshot.version,
+        cutoff_ms=cutoff,
+        dry_run=dry_run,
+        deleted=tuple(relative for relative, _ in walk.doomed),
+        referenced=len(referenced),
+        too_recent=walk.too_recent,
+        symlinks=tuple(sorted(walk.symlinks)),
+    )
+
+
+def _retention(
+    table: str, snapshot: Snapshot, retention_ms: int | None, enforce_retention: bool
+) -> int:
+    """The retention to use: the table's unless ``retention_ms`` is given, which must be a
+    finite, non-negative number and (with ``enforce_retention``) no shorter than the table's."""
+    configured = snapshot.deleted_file_retention_ms
+    retention = configured if retention_ms is None else retention_ms
+    if (
+        isinstance(retention, bool)
+        or not isinstance(retention, int | float)
+        or not math.isfinite(retention)
+    ):
+        raise VacuumRetentionInvalidError(
+            f"retention {retention!r} is not a finite number of milliseconds",
+            table=table,
+            version=snapshot.version,
+        )
+    if retention < 0:
+        raise VacuumRetentionNegativeError(
+            f"retention {retention} ms is negative", table=table, version=snapshot.version
+        )
+    if enforce_retention and retention < configured:
+        raise VacuumRetentionTooShortError(
+            f"retention {math.ceil(retention / _HOUR_MS)} hours is shorter than the table's "
+            f"delta.deletedFileRetentionDuration ({math.ceil(configured / _HOUR_MS)} hours): "
+            "pass enforce_retention=False if no reader or writer needs older files",
+            table=table,
+            version=snapshot.version,
+        )
+    return retention
+
+
+@dataclass
+class _Walk:
+    """What walking the table found: the files to delete, as ``(relative, full)`` sorted."""
+
+    doomed: list[tuple[str, str]] = field(default_factory=list)
+    symlinks: list[str] = field(default_factory=list)
+    too_recent: int = 0
+
+
+def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
+    """The files under ``table`` that rules 2 and 3 above let VACUUM delete."""
+    real_root = os.path.realpath(table)
+    found = _Walk()
+    for directory, dirnames, filenames in os.walk(table, followlinks=False):
+        relative_dir = os.path.relpath(directory, table)
+        at_root = relative_dir == "."
+        for name in list(dirnames):
+            full = os.path.join(directory, name)
+            if os.path.islink(full):
+                found.symlinks.append(_relative(relative_dir, name))
+                dirnames.remove(name)
+            elif (at_root and name == LOG_DIR) or _hidden(name):
+                dirnames.remove(name)
+        for name in filenames:
+            if not _hidden(name):
+                _consider(directory, relative_dir, name, referenced, cutoff, real_root, found)
+    found.doomed.sort()
+    return found
+
+
+def _consider(
+    directory: str,
+    relative_dir: str,
+    name: str,
+    referenced: set[str],
+    cutoff: int,
+    real_root: str,
+    found: _Walk,
+) -> None:
+    full = os.path.join(directory, name)
+    relative = _relative(relative_dir, name)
+    info = os.lstat(full)
+    if stat.S_ISLNK(info.st_mode):
+        found.symlinks.append(relative)
+        return
+    if not stat.S_ISREG(info.st_mode) or relative in referenced:
+        return
+    if info.st_mtime_ns // 1_000_000 >= cutoff:
+        found.too_recent += 1
+        return
+    real = os.path.realpath(full)
+    if not _inside(real, real_root) or _inside(real, os.path.join(real_root, LOG_DIR)):
+        return
+    found.doomed.append((relative, full))
+
+
+def _delete(table: str, doomed: list[tuple[str, str]]) -> None:
+    for relative, full in doomed:
+        try:
+            # through the resolver again: a directory swapped for a link since the walk is
+            # never followed (PATH.NO_SYMLINKS)
+            full = paths.data_file(table, relative)
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue  # replaced by a link or directory since the walk: left alone
+            os.unlink(full)
+        except (FileNotFoundError, UnsafePathError):
+            continue  # deleted meanwhile (another VACUUM), or now behind a link
+        crashpoints.reached("vacuum.mid_delete")
+
+
+def _relative(directory: str, name: str) -> str:
+    joined = name if directory == "." else os.path.join(directory, name)
+    return joined.replace(os.sep, "/")

@@ -1,0 +1,197 @@
+"""What a DeltaLog keeps between loads, and when a load may use it.
+
+What a log read from files that never change once listed (LOG.PUT_IF_ABSENT) is kept: the
+state of the last :data:`CHECKPOINT_CACHE_SIZE` checkpoints and up to
+:data:`COMMIT_CACHE_ACTIONS` decoded (and checked) commit actions, each keyed on the file's
+name, size and modification time as the listing shows them, so a file that differs from what
+was kept is read again. States read with v2 sidecars are never kept, since no listing shows the
+sidecars. The log also keeps the last snapshot it built with the segment it was built from
+(:class:`Kept`): a load that lists the very same segment gets it again (:func:`reused`), and a
+load of a later version may apply only the commits after it (:func:`refresh_from`); and the
+names of the checkpoint files it wrote, from which a refresh may start without reading them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..log.listing import CheckpointFiles, LogListing
+from ..log.store import FileInfo
+from ..replay.commits import ReplayActions
+from ..replay.state import ReplayState
+from .segment import LogSegment, listed_commits, newest_start
+from .state import Snapshot
+
+__all__ = [
+    "CHECKPOINT_CACHE_SIZE",
+    "COMMIT_CACHE_ACTIONS",
+    "WRITTEN_CHECKPOINT_FILES",
+    "Kept",
+    "LogCache",
+    "as_of",
+    "refresh_from",
+    "reused",
+]
+
+CHECKPOINT_CACHE_SIZE = 2
+"""Checkpoints whose state a :class:`LogCache` keeps, least recently used out."""
+
+COMMIT_CACHE_ACTIONS = 100_000
+"""Decoded actions (of all commits together) a :class:`LogCache` keeps, least recently used
+out."""
+
+WRITTEN_CHECKPOINT_FILES = 64
+"""Names of the checkpoint files its log wrote that a :class:`LogCache` remembers, oldest out."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The last snapshot a log built, with the segment it was replayed from and the commit file
+    of its own version as listed (``anchor``, None if not listed)."""
+
+    snapshot: Snapshot
+    segment: LogSegment
+    anchor: FileInfo | None
+
+
+class LogCache:
+    """The caches of one log, safe to share between threads: checkpoint states and commit
+    actions (least recently used out), the kept snapshot, the checkpoint files it wrote."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checkpoints: OrderedDict[CheckpointFiles, ReplayState] = OrderedDict()
+        self._commits: OrderedDict[FileInfo, ReplayActions] = OrderedDict()
+        self._kept_actions = 0
+        self._last_snapshot: Kept | None = None
+        self._written: OrderedDict[str, None] = OrderedDict()
+
+    def checkpoint(self, cp: CheckpointFiles) -> ReplayState | None:
+        """A copy of the kept state of checkpoint ``cp``, None if not kept."""
+        with self._lock:
+            kept = self._checkpoints.get(cp)
+            if kept is None:
+                return None
+            self._checkpoints.move_to_end(cp)
+            return kept.copy()
+
+    def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None:
+        """Keep a copy of ``state``, read whole from checkpoint ``cp``."""
+        with self._lock:
+            self._checkpoints[cp] = state.copy()
+            while len(self._checkpoints) > CHECKPOINT_CACHE_SIZE:
+                self._checkpoints.popitem(last=False)
+
+    def commit(self, info: FileInfo) -> ReplayActions | None:
+        """The kept actions of the commit file ``info``, None if not kept."""
+        with self._lock:
+            kept = self._commits.get(info)
+            if kept is not None:
+                self._commits.move_to_end(info)
+            return kept
+
+    def keep_commit(self, info: FileInfo, actions: ReplayActions) -> None:
+        """Keep the decoded, checked ``actions`` of the commit file ``info`` (unless they alone
+        are more than :data:`COMMIT_CACHE_ACTIONS`)."""
+        if len(actions) > COMMIT_CACHE_ACTIONS:
+            return
+        with self._lock:
+            if info not in self._commits:
+                self._commits[info] = actions
+                self._kept_actions += len(actions)
+            while self._kept_actions > COMMIT_CACHE_ACTIONS:
+                _, dropped = self._commits.popitem(last=False)
+                self._kept_actions -= len(dropped)
+
+    @property
+    def last_snapshot(self) -> Kept | None:
+        """The last snapshot kept, with what it was built from."""
+        with self._lock:
+            return self._last_snapshot
+
+    def keep_snapshot(self, kept: Kept) -> None:
+        with self._lock:
+            self._last_snapshot = kept
+
+    def wrote(self, names: tuple[str, ...]) -> None:
+        """Remember that the log wrote the checkpoint files ``names``."""
+        with self._lock:
+            for name in names:
+                self._written[name] = None
+            while len(self._written) > WRITTEN_CHECKPOINT_FILES:
+                self._written.popitem(last=False)
+
+    def was_read(self, cp: CheckpointFiles) -> bool:
+        """Whether checkpoint ``cp`` is known usable: its state is kept (it was read whole) or
+        the log wrote it."""
+        with self._lock:
+            return cp in self._checkpoints or all(f.name in self._written for f in cp.files)
+
+
+def as_of(snapshot: Snapshot, now: int) -> Snapshot:
+    """``snapshot`` with its own mutable dicts, as of ``now``."""
+    return replace(
+        snapshot,
+        domains=dict(snapshot.domains),
+        all_app_transactions=dict(snapshot.all_app_transactions),
+        now_ms=now,
+    )
+
+
+def reused(kept: Kept | None, segment: LogSegment, now: int) -> Snapshot | None:
+    """The kept snapshot, if it was replayed from the very files ``segment`` holds
+    (LOG.PUT_IF_ABSENT: listed files never change), as of ``now``; else None. A post-commit
+    step and the next transaction of a writer load the version it just committed once, not
+    once each."""
+    if kept is None or kept.segment != segment:
+        return None
+    return as_of(kept.snapshot, now)
+
+
+def refresh_from(
+    kept: Kept, listing: LogListing, target: int, known_usable: Callable[[CheckpointFiles], bool]
+) -> tuple[LogSegment, ReplayState] | None:
+    """How to build the snapshot at ``target`` from the kept one at a version ``k <= target``,
+    as a long-lived reader refreshes: the segment to keep it as and the kept state to apply the
+    commits ``k + 1 .. target`` to (SNAPSHOT.REPLAY); None when that is not possible.
+
+    It is possible when the listing shows commit ``k`` as the very file the kept snapshot was
+    built from, no other commit file it was built from differs (LOG.PUT_IF_ABSENT: a listed file
+    never changes, so the state at ``k`` is still the log's), and the commits after ``k`` up to
+    ``target`` are all listed (LOG.CONTIGUITY) from where a cold load would start: the newest
+    complete checkpoint the listing shows at or below ``target`` (or commit 0 in a full listing
+    without one), which is also the snapshot's ``checkpoint_version``. That checkpoint must be
+    the kept snapshot's own start or one ``known_usable`` (read whole or written by this log),
+    and a log a cold load could not reconstruct is not refreshed either, so both load the same
+    snapshot. The result is kept as replayed from that checkpoint: what a refresh checks stays
+    bounded by the commits since the newest checkpoint."""
+    base = kept.snapshot
+    if base.version > target:
+        return None
+    if kept.anchor is None or listing.commits.get(base.version) != kept.anchor:
+        return None
+    for version, info in kept.segment.commits.items():
+        shown = listing.commits.get(version)
+        if shown is not None and shown != info:
+            return None
+    cp = newest_start(listing, target)
+    if cp is None and not (listing.full and 0 in listing.commits):
+        return None  # a cold load would find no start: neither does a refresh
+    if cp is not None and cp != kept.segment.start and not known_usable(cp):
+        return None  # a cold load would read it first: whether it is usable is not known
+    start = -1 if cp is None else cp.version
+    needed = listed_commits(listing, min(start, base.version), target)
+    if any(info is None for info in needed.values()):
+        return None
+    state = ReplayState(
+        base.protocol,
+        base.metadata,
+        dict(base.all_app_transactions),
+        dict(base.domains),
+        base.live_files,
+        base.all_tombstones,
+    )
+    return LogSegment.listed(listing, cp, target), state

@@ -1,0 +1,31 @@
+"""The PySpark write path: delta-spark's Python API (``DeltaTable``, ``format("deltaspec")``)
+over DataFrame writes, DML, compaction and reads on Spark, committed through deltaspec's own log
+(deltaspec.impl.txn.transaction). See README "Writing with Spark"."""
+
+from .compaction import CompactionResult, TableFailure, compact, compact_tables
+from .dml import DmlResult, MergeClause, delete, merge, update
+from .read import read_table
+from .session import local_session
+from .streaming import idempotent_writer
+from .tables import DeltaTable
+from .write import DeltaWriter, WriteResult, create_table, write_delta
+
+__all__ = [
+    "CompactionResult",
+    "DeltaTable",
+    "DeltaWriter",
+    "DmlResult",
+    "MergeClause",
+    "TableFailure",
+    "WriteResult",
+    "compact",
+    "compact_tables",
+    "create_table",
+    "delete",
+    "idempotent_writer",
+    "local_session",
+    "merge",
+    "read_table",
+    "update",
+    "write_delta",
+]

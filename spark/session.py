@@ -1,0 +1,56 @@
+"""A local SparkSession configured for the write path and for tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+# Confs that every session writing through deltaspec.spark should have: timestamps stored
+# with Parquet statistics (INT96 columns have none), a UTC session zone (partition values and
+# statistics print in the session zone, as in delta-spark), and listing many explicit file paths
+# on the driver instead of a Spark job per 32 paths (3-4x faster scans of many files).
+RECOMMENDED_CONFS: Mapping[str, str] = {
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+    "spark.hadoop.parquet.enable.summary-metadata": "false",
+}
+
+# For tests: a smaller, faster JVM (about half the cold start) and few shuffle partitions.
+FAST_START_CONFS: Mapping[str, str] = {
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
+def local_session(
+    master: str = "local[2]",
+    app_name: str = "deltaspec",
+    *,
+    fast_start: bool = True,
+    confs: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """The process's SparkSession on ``master`` (started once, then reused by getOrCreate).
+
+    Points ``PYSPARK_PYTHON`` at this interpreter so Python workers run in the same environment.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {**RECOMMENDED_CONFS, **(FAST_START_CONFS if fast_start else {}), **(confs or {})}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    from .datasource import register  # imports pyarrow and the impl
+
+    register(session)
+    return session
