@@ -30,7 +30,7 @@ from ..log.last_checkpoint import encode_last_checkpoint, write_last_checkpoint
 from ..log.listing import list_log
 from ..log.names import SIDECARS_DIR, classic_checkpoint_name, part_checkpoint_name
 from ..log.store import LogStore
-from ..snapshot.delta_log import DeltaLog
+from ..snapshot.delta_log import DeltaLog, log_of
 from ..snapshot.state import Snapshot
 from .contents import checkpoint_table, parquet_bytes
 from .v2 import uses_v2_checkpoint, write_v2_checkpoint
@@ -91,12 +91,6 @@ class CheckpointResult:
 
 def _store_of(log_or_store: DeltaLog | LogStore) -> LogStore:
     return log_or_store.store if isinstance(log_or_store, DeltaLog) else log_or_store
-
-
-def _log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
-    if isinstance(log_or_store, DeltaLog):
-        return log_or_store
-    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=False)
 
 
 def _verify_written(log: DeltaLog, version: int, names: Sequence[str]) -> None:
@@ -160,7 +154,7 @@ def _write_v1(
         # a file that exists should hold the same checkpoint, from another writer
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
         # make _last_checkpoint and log cleanup trust a checkpoint nobody can read)
-        _verify_written(_log_of(log_or_store), version, [name for name, _ in pieces])
+        _verify_written(log_of(log_or_store), version, [name for name, _ in pieces])
     return CheckpointResult(
         version=version,
         size=table.num_rows,

@@ -20,7 +20,7 @@ from ..log import crashpoints
 from ..log.listing import CheckpointFiles, LogListing
 from ..log.names import hadoop_crc_of, is_checkpoint_name, log_file_version
 from ..log.store import TEMP_FILE_SAFETY_MS, FileInfo, LogStore
-from ..snapshot.delta_log import DeltaLog
+from ..snapshot.delta_log import DeltaLog, log_of
 from ..table.properties import DAY_MS, TableProperties
 
 __all__ = ["cleanup_expired_logs", "log_cleanup_enabled", "sweep_temp_files"]
@@ -38,12 +38,6 @@ def sweep_temp_files(
     ``now_ms``: what writers killed between writing and removing them left behind. They are
     never listed or read, so this only reclaims space. Returns the deleted names."""
     return store.sweep_temp_files(now_ms - safety_ms)
-
-
-def _log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
-    if isinstance(log_or_store, DeltaLog):
-        return log_or_store
-    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=False)
 
 
 def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
@@ -79,7 +73,7 @@ def cleanup_expired_logs(
     Nothing happens when ``delta.enableExpiredLogCleanup`` is false or no checkpoint qualifies.
     Returns the deleted names.
     """
-    log = _log_of(log_or_store)
+    log = log_of(log_or_store)
     store = log.store
     properties = TableProperties(metadata.configuration)
     if not properties.expired_log_cleanup:

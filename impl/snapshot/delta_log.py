@@ -334,3 +334,11 @@ class DeltaLog:
             all_tombstones=state.tombstones,
             now_ms=now,
         )
+
+
+def log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
+    """``log_or_store`` as a log: itself, or an uncached DeltaLog over the store (what the
+    checkpoint writer and the log cleanup read checkpoints back through)."""
+    if isinstance(log_or_store, DeltaLog):
+        return log_or_store
+    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=False)
