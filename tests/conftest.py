@@ -8,6 +8,7 @@ when a rule is checked by no test and no scenario.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,16 +67,19 @@ def fixtures_dir() -> Path:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """The default live engine, published delta-spark PRIMARY_LIVE_RELEASE, fetched into the
     cache once (``deltaspec engines fetch``; reused when its checksums match) unless
-    ``$DELTASPEC_DELTA_SPARK`` names another. A failed fetch fails the tests that need it, with
-    the reason (``spark`` below)."""
+    ``$DELTASPEC_DELTA_SPARK`` names another. Under xdist the controller does it before it starts
+    the workers (its own hook runs last), so a worker does not check it again. A failed fetch
+    says why here, and the tests that need the engine fail (``spark`` below)."""
     from deltaspec.conformance.adapters.deltaspark_session import ENV
 
-    if os.environ.get(ENV):
+    if os.environ.get(ENV) or hasattr(session.config, "workerinput"):
         return
-    from deltaspec.conformance.engines.fetch import fetch
+    from deltaspec.conformance.engines.fetch import Status, fetch
     from deltaspec.conformance.engines.pins import load_pins
 
-    fetch(load_pins().by_release[PRIMARY_LIVE_RELEASE])
+    fetched = fetch(load_pins().by_release[PRIMARY_LIVE_RELEASE])
+    if fetched.status is not Status.OK:
+        print(f"delta-spark {PRIMARY_LIVE_RELEASE} not fetched: {fetched.detail}", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")
