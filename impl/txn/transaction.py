@@ -375,6 +375,8 @@ class OptimisticTransaction:
             if metadata is None or not checkpoint_policy.needs_checkpoint(version, metadata):
                 return
             checkpoint_policy.checkpoint_version(self.log, version, now_ms=self.clock())
+        except ValueError as why:  # a table property the table itself holds (an interval of 0)
+            LOG.warning("no checkpoint of %s at %s: %s", self.log.table_path, version, why)
         except Exception:  # a checkpoint is an optimisation; the commit already landed
             LOG.exception(
                 "post-commit work of %s at version %s failed", self.log.table_path, version
