@@ -6,7 +6,9 @@ it); the two alternate, A B then B A, so neither always runs first, and every pa
 ratio after / before (below 1: the newer tree is faster). One run of a side, in a fresh process:
 100 blind-append commits of one ``add`` on a long-lived ``DeltaLog`` (durable=False, checkpoint
 every 10 commits, as benchmark case 3), then 20 cold loads of the resulting table
-(``DeltaLog(path).snapshot()`` and its live files). Both sides build the same table with the
+(``DeltaLog(path).snapshot()`` and its live files); then 100 commits on a table with in-commit
+timestamps (each attempt stamps its commitInfo), and 20 commits each retried past 5 winners
+that landed after its read (resolve, second attempt). Both sides build the same tables with the
 same names and sizes; only the import paths differ between the trees (``deltaspec.impl.snapshot``
 became a package), and the script finds either.
 
@@ -29,6 +31,7 @@ from typing import Any
 
 COMMITS = 100
 LOADS = 20
+METRICS = ("commit_s", "load_s", "ict_commit_s", "retry_commit_s")
 
 
 def _find(name: str, modules: tuple[str, ...]) -> Any:
@@ -41,40 +44,64 @@ def _find(name: str, modules: tuple[str, ...]) -> Any:
     raise ImportError(f"no {name} in this checkout")
 
 
+SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
+WINNERS = 5
+"""Commits that land between a transaction's read and its commit in the retried-commit case."""
+
+
 def measure_here() -> dict[str, float]:
-    """One side's run in this process: seconds per commit and per cold load (medians)."""
+    """One side's run in this process: seconds per commit and per cold load (medians), and per
+    commit on a table with in-commit timestamps and per commit retried past WINNERS winners."""
     from deltaspec.impl.actions import AddFile, Metadata, Protocol
     from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
     delta_log = _find("DeltaLog", ("deltaspec.impl.snapshot.delta_log", "deltaspec.impl.snapshot"))
     store = _find("LocalLogStore", ("deltaspec.impl.log.local_store", "deltaspec.impl.log.store"))
-    with tempfile.TemporaryDirectory(prefix="deltaspec-tree-bench-") as root:
+
+    def create(root: str, protocol: Protocol, configuration: dict[str, str]) -> Any:
         log = delta_log(root, store(root, durable=False))
-        create = OptimisticTransaction(log)
-        schema = (
-            '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
-        )
-        create.commit(
-            [
-                Protocol(1, 2),
-                Metadata(id="bench", schema_string=schema,
-                         configuration={"delta.checkpointInterval": "10"}),
-            ],
-            Operation("CREATE TABLE"),
-        )  # fmt: skip
-        commits = []
+        metadata = Metadata(id="bench", schema_string=SCHEMA, configuration=configuration)
+        OptimisticTransaction(log).commit([protocol, metadata], Operation("CREATE TABLE"))
+        return log
+
+    def add(name: str, size: int) -> AddFile:
+        return AddFile(f"{name}.parquet", {}, size, 0, True)
+
+    def timed_commits(log: Any, prefix: str) -> list[float]:
+        seconds = []
         for i in range(COMMITS):
-            add = AddFile(f"part-{i:05d}.parquet", {}, 100 + i, 0, True)
             started = time.perf_counter()
-            OptimisticTransaction(log).commit([add], Operation("WRITE"))
-            commits.append(time.perf_counter() - started)
+            OptimisticTransaction(log).commit([add(f"{prefix}-{i:05d}", 100 + i)], Operation())
+            seconds.append(time.perf_counter() - started)
+        return seconds
+
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="deltaspec-tree-bench-") as root:
+        log = create(root, Protocol(1, 2), {"delta.checkpointInterval": "10"})
+        figures["commit_s"] = statistics.median(timed_commits(log, "part"))
         loads = []
         for _ in range(LOADS):
             started = time.perf_counter()
             snapshot = delta_log(root, store(root, durable=False)).snapshot()
             assert len(snapshot.files) == COMMITS
             loads.append(time.perf_counter() - started)
-    return {"commit_s": statistics.median(commits), "load_s": statistics.median(loads)}
+        figures["load_s"] = statistics.median(loads)
+    with tempfile.TemporaryDirectory(prefix="deltaspec-tree-bench-ict-") as root:
+        ict = Protocol(1, 7, None, ("inCommitTimestamp",))
+        log = create(root, ict, {"delta.enableInCommitTimestamps": "true"})
+        figures["ict_commit_s"] = statistics.median(timed_commits(log, "ict"))
+    with tempfile.TemporaryDirectory(prefix="deltaspec-tree-bench-retry-") as root:
+        log = create(root, Protocol(1, 2), {"delta.checkpointInterval": "1000"})
+        retried = []
+        for i in range(COMMITS // WINNERS):
+            late = OptimisticTransaction(log)
+            for w in range(WINNERS):
+                OptimisticTransaction(log).commit([add(f"w-{i}-{w}", 10)], Operation())
+            started = time.perf_counter()
+            late.commit([add(f"late-{i}", 10)], Operation())
+            retried.append(time.perf_counter() - started)
+        figures["retry_commit_s"] = statistics.median(retried)
+    return figures
 
 
 def run_side(python: str) -> dict[str, float]:
@@ -94,7 +121,7 @@ def main(argv: list[str]) -> int:
     if args.here:
         print(json.dumps(measure_here()))
         return 0
-    ratios: dict[str, list[float]] = {"commit_s": [], "load_s": []}
+    ratios: dict[str, list[float]] = {m: [] for m in METRICS}
     sides: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     for pair in range(args.pairs):
         order = [("before", args.before), ("after", args.after)]

@@ -24,7 +24,7 @@ from .actions import (
     encode_action,
     make_commit_info,
 )
-from .commit import decode_commit, encode_commit
+from .commit import commit_bytes, decode_commit, encode_commit
 from .partition_values import decode_partition_value, encode_partition_value
 from .paths import (
     HIVE_DEFAULT_PARTITION,
@@ -38,6 +38,7 @@ __all__ = [
     "COMMIT_INFO_FIELD_ORDER",
     "HIVE_DEFAULT_PARTITION",
     "KNOWN_ACTIONS",
+    "commit_bytes",
     "decode_action",
     "decode_commit",
     "decode_partition_value",

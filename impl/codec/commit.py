@@ -68,6 +68,12 @@ def decode_commit(data: bytes, *, table: str, version: int | None, file: str) ->
 
 def encode_commit(actions: Sequence[Action]) -> bytes:
     """A commit file: one line per action, each terminated by ``\\n`` (ACTION.LINE_FORMAT)."""
-    if not actions:
+    return commit_bytes([encode_action(a) for a in actions])
+
+
+def commit_bytes(lines: Sequence[str]) -> bytes:
+    """The bytes of a commit file of encoded action ``lines`` (:func:`encode_action`), each
+    terminated by ``\\n`` (ACTION.LINE_FORMAT)."""
+    if not lines:
         return b""
-    return ("\n".join(map(encode_action, actions)) + "\n").encode("utf-8")
+    return ("\n".join(lines) + "\n").encode("utf-8")

@@ -5,7 +5,7 @@ The first attempt writes the commit at the read version + 1 with put-if-absent; 
 race every winning commit is checked in order (deltaspec.impl.txn.conflicts) and the next
 attempt aims past the latest, up to ``maxCommitAttempts`` more times. The in-commit timestamp
 the transaction assigned moves past each winner's (ICT.RETRY) and is written into each attempt's
-bytes (deltaspec.impl.txn.timestamps). A write whose outcome the store could not report is
+bytes (deltaspec.impl.txn.prepared_commit). A write whose outcome the store could not report is
 resolved by reading the log back: the commit is this transaction's if it carries its txnId or
 its exact bytes (:func:`commit_is_own`).
 """
@@ -22,8 +22,8 @@ from ..log.names import classic_checkpoint_name, commit_name
 from ..snapshot.delta_log import DeltaLog
 from ..table.releases import Profile
 from . import timestamps as ict
-from . import write_boundary
 from .conflicts import CurrentTransactionInfo, WinningCommit, check_winner
+from .prepared_commit import PreparedCommit
 
 __all__ = ["MAX_FAILED_WRITES", "CommitAttempts", "commit_is_own", "read_version_retained"]
 
@@ -79,22 +79,25 @@ class CommitAttempts:
     enables_in_commit_timestamps: bool = False
 
     @rule("RETRY.ATTEMPT_VERSION")
-    def write_with_retries(self, payload: bytes, current: CurrentTransactionInfo) -> int:
+    def write_with_retries(self, prepared: PreparedCommit, current: CurrentTransactionInfo) -> int:
         """The commit loop: the first attempt at the read version + 1, after a lost race the
         winners resolved (RETRY.NEXT_VERSION) within the retry bound (RETRY.MAX_ATTEMPTS).
 
-        A write that fails with an OSError has an unknown outcome (LogStore.write_new): the
-        version is read back, and the commit is ours if it carries this transaction's txnId (or
-        its exact bytes); absent, the same version is tried again (at most MAX_FAILED_WRITES
-        times); another writer's, it is a lost race. After such a failure a winner carrying our
-        txnId is recognised too, so a commit is never written twice. (delta-spark surfaces the
-        IOException instead; v4.4's opt-in idempotency check compares txnIds the same way.)
+        Each attempt writes ``prepared``'s bytes for its version (the lines it changes encoded
+        again, nothing else). A write that fails with an OSError has an unknown outcome
+        (LogStore.write_new): the version is read back, and the commit is ours if it carries
+        this transaction's txnId (or its exact bytes); absent, the same version is tried again
+        (at most MAX_FAILED_WRITES times); another writer's, it is a lost race. After such a
+        failure a winner carrying our txnId is recognised too, so a commit is never written
+        twice. (delta-spark surfaces the IOException instead; v4.4's opt-in idempotency check
+        compares txnIds the same way.)
         """
         attempt_version = self.read_version + 1
         must_check = False
         uncertain = False  # an earlier write failed: a winner may be our own commit
         failed_writes = 0
         attempt = 0
+        payload = prepared.payload
         while True:
             if must_check:
                 attempt_version, rebased = self._resolve(
@@ -102,10 +105,12 @@ class CommitAttempts:
                 )
                 if rebased is None:  # the winner is our own commit
                     return attempt_version
-                payload = self._rebased_payload(payload, current, rebased, attempt_version)
+                prepared = prepared.rebased(rebased.actions, attempt_version)
                 current = rebased
                 must_check = False
-            payload = self._restamp(payload, attempt_version)
+            payload = prepared.attempt_bytes(
+                attempt_version, self.in_commit_timestamp, self.enables_in_commit_timestamps
+            )
             try:
                 self._put(attempt_version, payload)
                 return attempt_version
@@ -150,34 +155,6 @@ class CommitAttempts:
             raise errors.VersionExistsError(name)
         self.log.store.write_new(name, payload)
 
-    def _rebased_payload(
-        self,
-        payload: bytes,
-        before: CurrentTransactionInfo,
-        after: CurrentTransactionInfo,
-        version: int,
-    ) -> bytes:
-        """The commit's bytes after a rebase that changed its actions (ROWTRACKING.REBASE): the
-        same commitInfo, in the same place, with the rebased actions."""
-        if after.actions == before.actions:
-            return payload
-        table = self.log.table_path
-        written = codec.decode_commit(
-            payload, table=table, version=version, file=commit_name(version)
-        )
-        info = [a for a in written if isinstance(a, CommitInfo)]
-        ordered = (
-            [*after.actions, *info]
-            if self.profile.has("commit_info_last")
-            else [
-                *info,
-                *after.actions,
-            ]
-        )
-        rebased = write_boundary.encode(ordered, table=table, version=version)
-        write_boundary.check_commit(rebased, table=table, version=version)
-        return rebased
-
     @rule("RETRY.NEXT_VERSION")
     def _resolve(
         self, attempt_version: int, payload: bytes, current: CurrentTransactionInfo, uncertain: bool
@@ -205,18 +182,6 @@ class CommitAttempts:
                 winner.actions,
                 self.enables_in_commit_timestamps,
             )
-
-    def _restamp(self, payload: bytes, version: int) -> bytes:
-        """The bytes of an attempt at ``version`` (ICT.ENABLEMENT follows the version)."""
-        if self.in_commit_timestamp is None:
-            return payload
-        return ict.restamped(
-            payload,
-            self.in_commit_timestamp,
-            version,
-            self.enables_in_commit_timestamps,
-            table=self.log.table_path,
-        )
 
     @rule("RETRY.NONE_V01", "RETRY.MAX_ATTEMPTS", "RETRY.UNBOUNDED")
     def _after_collision(self, attempt: int, attempt_version: int) -> None:

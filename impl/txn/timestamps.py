@@ -1,6 +1,6 @@
 """In-commit timestamps on the commit path (spec/timestamps.md: ICT.ENABLEMENT, ICT.ASSIGN,
-ICT.RETRY): the first attempt's timestamp, its rebase over winners, and the commit's bytes
-restamped for the version an attempt writes."""
+ICT.RETRY): the first attempt's timestamp, its rebase over winners, and the commitInfo and
+metadata an attempt writes (deltaspec.impl.txn.prepared_commit encodes them per attempt)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ from collections.abc import Sequence
 
 from deltaspec.rules import rule
 
-from .. import codec
 from ..actions import Action, CommitInfo, Metadata
-from ..log.names import commit_name
 from ..snapshot.delta_log import DeltaLog
 from ..snapshot.state import Snapshot
 from ..table.properties import TableProperties
 from ..table.releases import Profile
-from . import write_boundary
 
 ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"
 ENABLEMENT_TIMESTAMP = "delta.inCommitTimestampEnablementTimestamp"
@@ -84,17 +81,3 @@ def stamped(info: CommitInfo, timestamp: int | None) -> CommitInfo:
         return info
     rest = {k: v for k, v in info.fields.items() if k != "inCommitTimestamp"}
     return CommitInfo({"inCommitTimestamp": timestamp, **rest})
-
-
-def restamped(payload: bytes, timestamp: int, version: int, enables: bool, *, table: str) -> bytes:
-    """The commit's bytes for an attempt at ``version``: the commitInfo carrying ``timestamp``
-    and, when this commit enables the feature, the metadata carrying the enablement info."""
-    actions = codec.decode_commit(payload, table=table, version=version, file=commit_name(version))
-    out: list[Action] = []
-    for action in actions:
-        if isinstance(action, CommitInfo):
-            action = stamped(action, timestamp)
-        elif isinstance(action, Metadata) and enables:
-            action = with_enablement_info(action, version, timestamp)
-        out.append(action)
-    return write_boundary.encode(out, table=table, version=version)

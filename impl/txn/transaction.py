@@ -10,7 +10,6 @@ deltaspec.impl.txn.retries).
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any, Literal
 from deltaspec import __version__
 from deltaspec.rules import rule
 
-from .. import checksum, errors, predicates
+from .. import errors, predicates
 from ..actions import (
     Action,
     AddCDCFile,
@@ -30,7 +29,6 @@ from ..actions import (
     Protocol,
     RemoveFile,
 )
-from ..checkpoint import policy as checkpoint_policy
 from ..log import crashpoints
 from ..snapshot.delta_log import DeltaLog, wall_clock_ms
 from ..snapshot.state import Snapshot
@@ -39,6 +37,7 @@ from ..table.releases import Profile
 from . import timestamps as ict
 from . import write_boundary
 from .conflicts import ROW_TRACKING_DOMAIN, CurrentTransactionInfo, ReadSet
+from .post_commit import post_commit
 from .prepare import (
     Preparing,
     file_actions,
@@ -46,10 +45,10 @@ from .prepare import (
     prepare,
     skips_empty_commit,
 )
+from .prepared_commit import PreparedCommit
 from .retries import CommitAttempts
 from .rowtracking import high_water_mark
 
-LOG = logging.getLogger(__name__)
 ENGINE_INFO = f"deltaspec/{__version__}"
 CHANGES_DATA = frozenset(
     {
@@ -307,8 +306,7 @@ class OptimisticTransaction:
             write_boundary.check_writer_protocol(
                 self.snapshot.protocol, table=table, version=version
             )
-        payload = write_boundary.encode(ordered, table=table, version=version)
-        write_boundary.check_commit(payload, table=table, version=version)  # TXN.WRITE_BOUNDARY
+        prepared = PreparedCommit.of(ordered, table=table, version=version)
         metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
         current = CurrentTransactionInfo(
             table=self.log.table_path,
@@ -331,20 +329,11 @@ class OptimisticTransaction:
             self._in_commit_timestamp,
             self._enables_in_commit_timestamps,
         )
-        version = attempts.write_with_retries(payload, current)
+        version = attempts.write_with_retries(prepared, current)
         crashpoints.reached("commit.after_put")
         self.committed_version = version
-        self._post_commit(version)
+        post_commit(self.log, version, self.metadata, self.clock)
         return version
-
-    def _write_checksum(self, version: int) -> None:
-        """CHECKSUM.WRITE after the commit; a failure is logged, never raised."""
-        try:
-            checksum.write_checksum(self.log, version)
-        except errors.DeltaError as why:  # the table's state has no checksum (e.g. no metadata yet)
-            LOG.warning("no checksum for %s at %s: %s", self.log.table_path, version, why)
-        except Exception:  # a checksum is an optimisation; the commit already landed
-            LOG.exception("writing the checksum of %s at %s failed", self.log.table_path, version)
 
     # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------
 
@@ -363,21 +352,3 @@ class OptimisticTransaction:
             metadata, self.snapshot, self.profile
         )
         return ict.stamped(info, self._in_commit_timestamp)
-
-    @rule("TXN.COMMITTED_IS_FINAL")
-    def _post_commit(self, version: int) -> None:
-        """CHECKPOINT.INTERVAL: checkpoint the committed version. Nothing here ever raises
-        (TXN.COMMITTED_IS_FINAL): the commit is in the log, and a caller told otherwise would
-        retry it and write its rows twice."""
-        self._write_checksum(version)
-        try:
-            metadata = self.metadata
-            if metadata is None or not checkpoint_policy.needs_checkpoint(version, metadata):
-                return
-            checkpoint_policy.checkpoint_version(self.log, version, now_ms=self.clock())
-        except ValueError as why:  # a table property the table itself holds (an interval of 0)
-            LOG.warning("no checkpoint of %s at %s: %s", self.log.table_path, version, why)
-        except Exception:  # a checkpoint is an optimisation; the commit already landed
-            LOG.exception(
-                "post-commit work of %s at version %s failed", self.log.table_path, version
-            )

@@ -14,7 +14,8 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from deltaspec.rules import rule
 
@@ -34,7 +35,8 @@ __all__ = [
     "MAX_WRITER_VERSION",
     "check_commit",
     "check_writer_protocol",
-    "encode",
+    "commit_bytes",
+    "encode_line",
 ]
 
 MAX_WRITER_VERSION = 7
@@ -61,17 +63,31 @@ def check_writer_protocol(
             )
 
 
-def encode(actions: Sequence[Action], *, table: str, version: int) -> bytes:
-    """The commit's bytes (codec.encode_commit); a value that cannot be written at all (a lone
-    surrogate, a non-JSON type) is InvalidCommitActionError instead of a raw Python error."""
+@contextmanager
+def _writable(table: str, version: int) -> Iterator[None]:
+    """A value that cannot be written at all (a lone surrogate, a non-JSON type) becomes
+    InvalidCommitActionError instead of a raw Python error."""
     try:
-        return codec.encode_commit(actions)
+        yield
     except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError) as exc:
         raise InvalidCommitActionError(
             f"an action cannot be written: {type(exc).__name__}: {str(exc)[:300]}",
             table=table,
             version=version,
         ) from None
+
+
+def encode_line(action: Action, *, table: str, version: int) -> str:
+    """The action's log line (codec.encode_action), or InvalidCommitActionError."""
+    with _writable(table, version):
+        return codec.encode_action(action)
+
+
+def commit_bytes(lines: Sequence[str], *, table: str, version: int) -> bytes:
+    """The commit's bytes of encoded ``lines`` (codec.commit_bytes), or InvalidCommitActionError
+    (a lone surrogate cannot be UTF-8)."""
+    with _writable(table, version):
+        return codec.commit_bytes(lines)
 
 
 @rule("TXN.WRITE_BOUNDARY")

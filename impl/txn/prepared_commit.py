@@ -1,0 +1,92 @@
+"""A commit ready for its attempts: the middle stage of the commit pipeline.
+
+The pipeline is three values and the steps between them: the transaction's validated actions
+(deltaspec.impl.txn.prepare) become a :class:`PreparedCommit`, the attempt loop writes it
+(deltaspec.impl.txn.retries) and returns the committed version, and post-commit work runs on that
+version (deltaspec.impl.txn.post_commit).
+
+Each action's log line is encoded once, when the commit is prepared, and the bytes the reader
+would see are checked then (TXN.WRITE_BOUNDARY). An attempt's bytes are those lines joined; only
+the lines an attempt changes are encoded again: the commitInfo carrying the attempt's in-commit
+timestamp (ICT.RETRY) and, for a commit that turns in-commit timestamps on, the metadata
+recording the attempt's version (ICT.ENABLEMENT). A rebase that changes the actions
+(ROWTRACKING.REBASE) encodes only the actions it changed, and is checked again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .. import codec
+from ..actions import Action, CommitInfo, Metadata
+from . import timestamps as ict
+from . import write_boundary
+
+__all__ = ["PreparedCommit"]
+
+
+@dataclass(frozen=True)
+class PreparedCommit:
+    """The actions of one commit on ``table`` in file order (its commitInfo included), with
+    ``lines``, each action's encoded line, and ``payload``, the first attempt's bytes. Build it
+    with :meth:`of`, which checks the write boundary."""
+
+    table: str
+    actions: tuple[Action, ...]
+    lines: tuple[str, ...]
+    payload: bytes
+
+    @classmethod
+    def of(cls, actions: Sequence[Action], *, table: str, version: int) -> PreparedCommit:
+        """The commit of ``actions`` (file order) aimed at ``version``; InvalidCommitActionError
+        (and the write boundary's other errors) if the reader would refuse its bytes."""
+        lines = tuple(write_boundary.encode_line(a, table=table, version=version) for a in actions)
+        return cls._checked(table, tuple(actions), lines, version)
+
+    @classmethod
+    def _checked(
+        cls, table: str, actions: tuple[Action, ...], lines: tuple[str, ...], version: int
+    ) -> PreparedCommit:
+        payload = write_boundary.commit_bytes(lines, table=table, version=version)
+        write_boundary.check_commit(payload, table=table, version=version)  # TXN.WRITE_BOUNDARY
+        return cls(table, actions, lines, payload)
+
+    @property
+    def commit_info(self) -> CommitInfo | None:
+        return next((a for a in self.actions if isinstance(a, CommitInfo)), None)
+
+    def attempt_bytes(self, version: int, timestamp: int | None, enables: bool) -> bytes:
+        """The bytes of an attempt at ``version``: the commitInfo carrying the in-commit
+        ``timestamp`` (None: the table has none) and, when the commit ``enables`` in-commit
+        timestamps, the metadata recording ``version`` and ``timestamp``."""
+        info = self.commit_info
+        if timestamp is None or (
+            not enables and info is not None and info.get("inCommitTimestamp") == timestamp
+        ):
+            return self.payload
+        lines = list(self.lines)
+        for index, action in enumerate(self.actions):
+            if isinstance(action, CommitInfo):
+                lines[index] = codec.encode_action(ict.stamped(action, timestamp))
+            elif enables and isinstance(action, Metadata):
+                enabled = ict.with_enablement_info(action, version, timestamp)
+                lines[index] = codec.encode_action(enabled)
+        return codec.commit_bytes(lines)
+
+    def rebased(self, actions: Sequence[Action], version: int) -> PreparedCommit:
+        """The commit with its actions (all but the commitInfo) replaced by the rebased
+        ``actions``, the commitInfo where it was; only the actions the rebase changed are
+        encoded again, and the whole is checked again."""
+        if tuple(actions) == tuple(a for a in self.actions if not isinstance(a, CommitInfo)):
+            return self
+        encoded = {id(a): line for a, line in zip(self.actions, self.lines, strict=True)}
+        info = self.commit_info
+        ordered: tuple[Action, ...] = tuple(actions)
+        if info is not None:
+            ordered = (info, *ordered) if self.actions[0] is info else (*ordered, info)
+        lines = tuple(
+            encoded.get(id(a)) or write_boundary.encode_line(a, table=self.table, version=version)
+            for a in ordered
+        )
+        return self._checked(self.table, ordered, lines, version)
