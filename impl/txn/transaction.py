@@ -332,7 +332,7 @@ class OptimisticTransaction:
         version = attempts.write_with_retries(prepared, current)
         crashpoints.reached("commit.after_put")
         self.committed_version = version
-        post_commit(self.log, version, self.metadata, self.clock)
+        post_commit(self.log, version, metadata, self.clock)  # the committed metadata
         return version
 
     # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------

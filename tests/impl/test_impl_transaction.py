@@ -304,3 +304,26 @@ def test_a_writer_whose_read_version_was_cleaned_up_writes_nothing(tmp_path: Pat
     assert not (tmp_path / "_delta_log" / commit_name(1)).exists()
     fresh = OptimisticTransaction(DeltaLog(str(tmp_path)))
     assert fresh.commit([AddFile("e", {}, 1, 0, True)]) == 3
+
+
+@pytest.mark.parametrize("staged", [False, True])
+@pytest.mark.parametrize(
+    ("before", "after", "checkpointed"), [("10", "2", True), ("2", "10", False)]
+)
+@pytest.mark.rules("CHECKPOINT.INTERVAL", "TXN.COMMITTED_IS_FINAL")
+def test_the_commit_that_changes_the_interval_is_checkpointed_by_the_new_one(
+    tmp_path: Path, staged: bool, before: str, after: str, checkpointed: bool
+) -> None:
+    """CHECKPOINT.INTERVAL reads the interval as of the commit: the metadata it commits, whether
+    staged first or given to commit()."""
+    log = new_table(tmp_path, {"delta.checkpointInterval": before}, files=1)
+    for i in range(3):
+        OptimisticTransaction(log).commit([add(f"p=a/n{i}.parquet")])
+    changed = Metadata("t", SCHEMA, ("p",), {"delta.checkpointInterval": after})
+    txn = OptimisticTransaction(log)
+    if staged:
+        txn.stage([changed])
+    version = txn.commit([] if staged else [changed], Operation("SET TBLPROPERTIES"))
+    assert version == 4
+    checkpoint = tmp_path / "_delta_log" / "00000000000000000004.checkpoint.parquet"
+    assert checkpoint.exists() is checkpointed
