@@ -172,7 +172,7 @@ CONFLICTS: tuple[Mutant, ...] = (
        'if win.removed and cur.reads.whole_table and profile.has("whole_table_delete_read"):',
        "if False:"),
     _m("data-predicates-for-appends", "data filters join the read predicate",
-       "predicates:partition_predicate",
+       "PREDICATE.PARTITION_ONLY",
        "conjoin(f for f in filters if f.columns() <= allowed)",
        "conjoin(filters)"),
     _m("metadata-conflict-ignored", "a concurrent metadata change is silently adopted",
