@@ -416,7 +416,7 @@ CHECKPOINT: tuple[Mutant, ...] = (
     _m("cleanup-cutoff-not-at-midnight", "log cleanup's cutoff is not truncated to midnight",
        "RETENTION.LOG", "cutoff -= cutoff % DAY_MS", "pass", "services", "services"),
     _m("cleanup-deletes-new-start", "log cleanup deletes the checkpoint it keeps as the start",
-       "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "services", "services"),
+       "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "vectors", "services"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
        "RETENTION.LOG",
        "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",
@@ -424,7 +424,7 @@ CHECKPOINT: tuple[Mutant, ...] = (
        function="retention.log_cleanup:_new_start"),
     _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
        "RETENTION.VERIFIED_CHECKPOINT",
-       "and _readable(log, listing.checkpoints[version])", "", "services",
+       "and _readable(log, listing.checkpoints[version])", "", "vectors",
        function="retention.log_cleanup:_new_start"),
     _m("v2-checkpoint-names-no-sidecar", "a v2 checkpoint's top-level file leaves out its "
        "sidecar action", "CHECKPOINT.V2_WRITE",
