@@ -27,8 +27,8 @@ from pathlib import Path
 from benchmarks.harness import Metric, Target, alternate
 from benchmarks.tables import SCHEMA
 from deltaspec.impl import codec
+from deltaspec.impl import predicates as impl_predicates
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol, RemoveFile
-from deltaspec.impl.predicates import expr
 from deltaspec.impl.table.releases import Profile as ImplProfile
 from deltaspec.impl.txn.conflicts import (
     CurrentTransactionInfo,
@@ -81,7 +81,9 @@ class Workload:
             table="/bench",
             read_protocol=protocol,
             read_metadata=metadata,
-            reads=ReadSet(predicates=(expr(READ),), files=files, depends_on_files=True),
+            reads=ReadSet(
+                predicates=(impl_predicates.parse(READ),), files=files, depends_on_files=True
+            ),
             actions=(
                 RemoveFile(victim.path, 0, True, True, victim.partition_values, victim.size),
                 rewrite,
@@ -191,7 +193,9 @@ class Scaling:
 
     def _current(self) -> CurrentTransactionInfo:
         protocol = Protocol(1, 2)
-        reads = ReadSet(predicates=tuple(expr(f) for f in self.forms), depends_on_files=True)
+        reads = ReadSet(
+            predicates=tuple(impl_predicates.parse(f) for f in self.forms), depends_on_files=True
+        )
         return CurrentTransactionInfo(
             "/bench", protocol, self.metadata, reads, (), "Serializable", False, protocol,
             self.metadata,

@@ -14,6 +14,14 @@ from deltaspec.rules import rule
 Pairs = tuple[tuple[str, str | None], ...]
 StrPairs = tuple[tuple[str, str], ...]
 FileKey = tuple[str, str | None]
+
+
+@rule("SNAPSHOT.FILE_KEY")
+def file_key(path: str, dv_id: str | None) -> FileKey:
+    """SNAPSHOT.FILE_KEY: a logical file is its path and its deletion vector's unique id."""
+    return (path, dv_id)
+
+
 """(path, deletion-vector unique id): the reconciliation key (SNAPSHOT.FILE_KEY)."""
 
 
@@ -75,7 +83,7 @@ class AddFile:
 
     @property
     def key(self) -> FileKey:
-        return (self.path, self.dv_id)
+        return file_key(self.path, self.dv_id)
 
 
 @rule("ACTION.REMOVE")
@@ -92,7 +100,7 @@ class RemoveFile:
 
     @property
     def key(self) -> FileKey:
-        return (self.path, self.dv_id)
+        return file_key(self.path, self.dv_id)
 
 
 @rule("ACTION.TXN")

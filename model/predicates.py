@@ -15,7 +15,7 @@ from typing import Any
 
 from deltaspec.rules import rule
 
-from .values import Value, read_value
+from .values import Value, decode_partition_value
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def evaluate(
     """Three-valued evaluation over a typed row; literals are read in the column's type."""
 
     def literal(column: str, lit: Literal) -> Value | None:
-        return read_value(lit.value, types.get(column, "string"))
+        return decode_partition_value(lit.value, types.get(column, "string"))
 
     match predicate:
         case TrueExpr():

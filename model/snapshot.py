@@ -71,7 +71,6 @@ def data_file_path(path: str) -> str:
 
 @rule(
     "SNAPSHOT.RECONCILE",
-    "SNAPSHOT.FILE_KEY",
     "SNAPSHOT.TOMBSTONES",
     "SNAPSHOT.PROTOCOL_METADATA",
     "SNAPSHOT.APP_TXN",

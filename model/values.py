@@ -68,8 +68,8 @@ def _timestamp(text: str) -> dt.datetime:
 
 
 @rule("ACTION.PARTITION_VALUES")
-def read_value(raw: Any, type_name: str) -> Value | None:
-    """Read a serialized partition value or a JSON literal in ``type_name``."""
+def decode_partition_value(raw: Any, type_name: str) -> Value | None:
+    """Read a serialized partition value (or a predicate's JSON literal) in ``type_name``."""
     if raw is None or raw == "":
         return None
     try:
@@ -105,7 +105,10 @@ def typed_row(
     values: Mapping[str, str | None], schema: Mapping[str, str]
 ) -> dict[str, Value | None]:
     """A file's partition values typed by the partition schema; absent columns are null."""
-    return {name: read_value(values.get(name), type_name) for name, type_name in schema.items()}
+    return {
+        name: decode_partition_value(values.get(name), type_name)
+        for name, type_name in schema.items()
+    }
 
 
 @rule("PREDICATE.TYPING")

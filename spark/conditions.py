@@ -178,7 +178,7 @@ def parse(
     for node in _conjuncts(root):
         names = _attributes(node)
         try:
-            expr: predicates.Expr | None = predicates.expr(_translate(node, resolve))
+            expr: predicates.Expr | None = predicates.parse(_translate(node, resolve))
         except (_Untranslatable, predicates.InvalidPredicateError):
             expr = None
         conjuncts.append(

@@ -153,6 +153,6 @@ def parse(sql: str, partition_columns: list[str] | tuple[str, ...]) -> predicate
     columns = {c.lower(): c for c in partition_columns}
     form = _Parser(sql, columns).parse()
     try:
-        return predicates.expr(form)
+        return predicates.parse(form)
     except predicates.InvalidPredicateError as error:
         raise InvalidConditionError(f"cannot read {sql!r}: {error}") from None

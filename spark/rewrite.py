@@ -35,7 +35,7 @@ def candidates(snapshot: Snapshot, filters: Sequence[predicates.Expr]) -> list[A
     """Live files the filters cannot rule out: partition pruning, then data skipping."""
     live = list(snapshot.files.values())
     columns = snapshot.metadata.partition_columns
-    partition = predicates.partition_predicate(filters, columns)
+    partition = predicates.partition_only(filters, columns)
     if partition != predicates.TRUE:
         schema = predicates.PartitionSchema.of(snapshot.metadata)
         hits = predicates.matching(partition, [f.partition_values for f in live], schema)

@@ -39,7 +39,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from deltaspec.impl import codec
-from deltaspec.impl.predicates import expr
+from deltaspec.impl.predicates import parse
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.rules import spec_root
 from deltaspec.spark import MergeClause
@@ -302,7 +302,7 @@ class DeltaSparkOpsAdapter(SparkAdapter):
             types = {f["name"]: f["type"] for f in columns}
             selected = ["or", *(["and", *(_equals(c, v) for c, v in sorted(p.items()))]
                                 for p in partitions)]  # fmt: skip
-            statement += " WHERE " + ops.predicate_sql(expr(selected), types)
+            statement += " WHERE " + ops.predicate_sql(parse(selected), types)
         return lambda _hook: self.spark.sql(statement).collect()
 
     def _set_properties(self, properties: Mapping[str, str]) -> Work:

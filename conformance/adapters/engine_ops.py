@@ -403,8 +403,8 @@ def _scan(intent: Intent, view: View) -> _Scan | None:
         return None
     if len(reads) > 1 or set(reads[0]) - {"filter", "files"} or "filter" not in reads[0]:
         raise Unsupported(f"reads {reads!r}: operations record one filtered scan")
-    filters = [predicates.expr(f) for f in reads[0]["filter"]]
-    predicate = predicates.partition_predicate(filters, view.partition_columns)
+    filters = [predicates.parse(f) for f in reads[0]["filter"]]
+    predicate = predicates.partition_only(filters, view.partition_columns)
     in_partitions = view.matching(predicate)
     explicit = "files" in reads[0]
     read = frozenset(reads[0]["files"]) if explicit else in_partitions
@@ -527,11 +527,11 @@ def _write(intent: Intent, view: View, parts: _Actions) -> Operation:
     (read,) = data_reads
     removed = frozenset(r["path"] for r in parts.removes)
     if set(read) == {"predicate"}:
-        predicate = predicates.expr(read["predicate"])
+        predicate = predicates.parse(read["predicate"])
         if view.matching(predicate) or removed:
             raise Unsupported("a predicate read without its files: no operation records one")
     elif set(read) == {"filter"}:
-        filters = [predicates.expr(f) for f in read["filter"]]
+        filters = [predicates.parse(f) for f in read["filter"]]
         if any(not f.columns() <= set(view.partition_columns) for f in filters):
             raise Unsupported("an overwrite condition over data columns")
         predicate = predicates.conjoin(filters)

@@ -215,10 +215,10 @@ def _checkpoint_versions(names: list[str]) -> tuple[int, ...]:
 def record_read(txn: OptimisticTransaction, read: Json) -> None:
     """One element of a writer's ``reads`` (spec/scenarios.md)."""
     if "filter" in read:
-        txn.filter_files([predicates.expr(f) for f in read["filter"]], read.get("files"))
+        txn.filter_files([predicates.parse(f) for f in read["filter"]], read.get("files"))
         return
     if "predicate" in read:
-        txn.track_read_predicate(predicates.expr(read["predicate"]))
+        txn.track_read_predicate(predicates.parse(read["predicate"]))
     if "files" in read:
         txn.track_files_read(read["files"])
     if read.get("whole_table"):

@@ -1,12 +1,15 @@
 """The catalog of seeded impl bugs (mutants) the oracle is scored on.
 
-A mutant is one small, plausible mistake of a Delta writer's author: an exact snippet of one
-impl function replaced by a slightly wrong one. It names the function it breaks by the spec rule
-the function implements (``CONFLICT.APPEND_MATCH``: the one impl, or Spark path, function marked
-``@rule`` with it, found through the rule registry), so a rename follows the marker; a helper
-that implements no rule is named ``module:qualname`` under ``deltaspec.impl`` (under
-``deltaspec.spark``: ``spark.module:qualname``). A snippet that is no longer found exactly once
-is a loud :class:`MutantError`, never a silent pass.
+A mutant is one small, plausible mistake of a Delta writer's author: a snippet of one impl
+function replaced by a slightly wrong one. Every mutant is keyed by the spec rule it breaks
+(``CONFLICT.APPEND_MATCH``; :data:`BY_RULE`, and ``deltaspec mutants --json`` reports by rule).
+The function it changes is the one impl, or Spark path, function marked ``@rule`` with that rule
+(found through the rule registry, so a rename follows the marker), or, when the snippet is in a
+helper that marked function relies on, the helper named by ``function``: ``module:qualname`` under
+``deltaspec.impl`` (under ``deltaspec.spark``: ``spark.module:qualname``). A rule, function or
+snippet that is no longer found exactly once is a loud :class:`MutantError`, never a silent pass;
+the snippet is matched as written or, after a reformatting, with any whitespace between its
+characters.
 
 ``killed_by`` is the cheapest oracle stage that kills the mutant, as the full run recorded in
 ``benchmarks/results/mutants.json`` (``deltaspec mutants --json``) found it; the tests run only
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 from functools import cache
@@ -45,9 +49,8 @@ class MutantError(Exception):
 class Mutant:
     id: str
     description: str
-    where: str
-    """The rule the mutated function implements (``CONFLICT.APPEND_MATCH``), or the function's
-    ``module:qualname`` when it implements none."""
+    rule: str
+    """The rule the mutant breaks (``CONFLICT.APPEND_MATCH``): the catalog's key."""
     old: str
     new: str
     """``old`` and ``new`` are written as in the function's dedented source."""
@@ -57,10 +60,9 @@ class Mutant:
     """Which marked functions a rule names: the core impl's or the Spark path's."""
     expected: str | None = None
     """For a known survivor, the stage expected to kill it."""
-
-    @property
-    def rule(self) -> str | None:
-        return self.where if RULE_ID.fullmatch(self.where) else None
+    function: str | None = None
+    """The helper the snippet is in (``module:qualname``), when it is not in the function marked
+    with the rule itself."""
 
     @property
     def target(self) -> str:
@@ -93,34 +95,54 @@ def source_of(target: str) -> str:
 
 @cache
 def resolve_target(mutant: Mutant) -> str:
-    """The function ``mutant`` changes: its ``where`` itself, or the one function of its side
+    """The function ``mutant`` changes: its helper ``function``, or the one function of its side
     marked with its rule (when several are, the one whose source holds the snippet)."""
-    rule_id = mutant.rule
-    if rule_id is None:
-        where = mutant.where
-        if where.startswith(SPARK_PREFIX):
-            return "deltaspec." + where
-        return where if where.startswith("deltaspec.") else IMPL + where
+    from deltaspec.rules import load_rules
     from deltaspec.trace import marked
 
-    found = marked(rule_id, mutant.side)
+    if not RULE_ID.fullmatch(mutant.rule) or mutant.rule not in {r.id for r in load_rules()}:
+        raise MutantError(f"{mutant.id}: no rule {mutant.rule!r} in spec/")
+    if mutant.function is not None:
+        where = mutant.function
+        if where.startswith(SPARK_PREFIX):
+            where = "deltaspec." + where
+        elif not where.startswith("deltaspec."):
+            where = IMPL + where
+        try:
+            resolve(where)
+        except (ImportError, AttributeError) as error:
+            raise MutantError(f"{mutant.id}: no function {where} ({error})") from error
+        return where
+    found = marked(mutant.rule, mutant.side)
     if len(found) > 1:
-        found = [where for where in found if source_of(where).count(mutant.old) == 1]
+        found = [where for where in found if len(_snippets(source_of(where), mutant.old)) == 1]
     if len(found) != 1:
         raise MutantError(
-            f"{mutant.id}: {len(found)} {mutant.side} functions marked @rule({rule_id!r})"
+            f"{mutant.id}: {len(found)} {mutant.side} functions marked @rule({mutant.rule!r})"
             + (" hold its snippet" if found else "")
         )
     return found[0]
+
+
+def _snippets(source: str, old: str) -> list[tuple[int, int]]:
+    """Where ``old`` is in ``source``: as written or, if not there, with any whitespace between
+    its characters (a reformatted function keeps its mutants)."""
+    exact = [m.span() for m in re.finditer(re.escape(old), source)]
+    if exact:
+        return exact
+    loose = r"\s*".join(re.escape(char) for char in old if not char.isspace())
+    return [m.span() for m in re.finditer(loose, source)] if loose else []
 
 
 def mutated_source(mutant: Mutant, target: str | None = None) -> str:
     """The dedented source of the mutant's function (``target``, when already resolved) with
     its snippet replaced."""
     source = source_of(mutant.target if target is None else target)
-    if source.count(mutant.old) != 1:
-        raise MutantError(f"{mutant.id}: snippet found {source.count(mutant.old)} times")
-    return source.replace(mutant.old, mutant.new)
+    found = _snippets(source, mutant.old)
+    if len(found) != 1:
+        raise MutantError(f"{mutant.id}: snippet found {len(found)} times in {mutant.target}")
+    ((start, end),) = found
+    return source[:start] + mutant.new + source[end:]
 
 
 def by_id(mutant_id: str) -> Mutant:
@@ -137,25 +159,29 @@ SURVIVES = None
 def _m(
     id: str,
     description: str,
-    where: str,
+    rule: str,
     old: str,
     new: str,
     killed_by: str | None = "vectors",
     expected: str | None = None,
+    *,
+    function: str | None = None,
 ) -> Mutant:
-    return Mutant(id, description, where, old, new, killed_by, expected=expected)
+    return Mutant(id, description, rule, old, new, killed_by, expected=expected, function=function)
 
 
 def _spark(
     id: str,
     description: str,
-    where: str,
+    rule: str,
     old: str,
     new: str,
     killed_by: str | None = SURVIVES,
     expected: str | None = "spark",
+    *,
+    function: str | None = None,
 ) -> Mutant:
-    return Mutant(id, description, where, old, new, killed_by, "spark", expected)
+    return Mutant(id, description, rule, old, new, killed_by, "spark", expected, function)
 
 
 CONFLICTS: tuple[Mutant, ...] = (
@@ -172,7 +198,7 @@ CONFLICTS: tuple[Mutant, ...] = (
        'if win.removed and cur.reads.whole_table and profile.has("whole_table_delete_read"):',
        "if False:"),
     _m("data-predicates-for-appends", "data filters join the read predicate",
-       "predicates:partition_predicate",
+       "PREDICATE.PARTITION_ONLY",
        "conjoin(f for f in filters if f.columns() <= allowed)",
        "conjoin(filters)"),
     _m("metadata-conflict-ignored", "a concurrent metadata change is silently adopted",
@@ -196,14 +222,16 @@ CONFLICTS: tuple[Mutant, ...] = (
        "    return win.added\n", "    return [a for a in win.added if a.data_change]\n",
        "vectors", "vectors"),
     _m("null-partition-matches", "an unknown (null) predicate result selects the file",
-       "predicates:matches",
-       "pc.fill_null(truth, False)", "pc.fill_null(truth, True)", "vectors", "vectors"),
+       "PREDICATE.NULLS",
+       "pc.fill_null(truth, False)", "pc.fill_null(truth, True)", "vectors", "vectors",
+       function="predicates:matches"),
     _m("typed-empty-string-is-value", 'an empty partition value compares as "" instead of null',
-       "predicates:typed", 'if raw is None or raw == "":', "if raw is None:", "vectors", "vectors"),
+       "PREDICATE.TYPING", 'if raw is None or raw == "":', "if raw is None:", "vectors", "vectors"),
     _m("typed-timestamp-zone-dropped", "a timestamp literal's zone is dropped, not converted "
-       "to UTC", "predicates:_timestamp",
+       "to UTC", "PREDICATE.TYPING",
        "return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value",
-       "return value.replace(tzinfo=None)", "vectors", "vectors"),
+       "return value.replace(tzinfo=None)", "vectors", "vectors",
+       function="predicates:_timestamp"),
 )  # fmt: skip
 
 TRANSACTION: tuple[Mutant, ...] = (
@@ -269,11 +297,13 @@ TRANSACTION: tuple[Mutant, ...] = (
        "TXN.DUPLICATE_ACTIONS", "for k, n in keys_seen.items() if n > 1",
        "for k, n in keys_seen.items() if n > 2"),
     _m("downgrade-compares-reader-only", "a lower writer version is not a protocol downgrade",
-       "table.features:is_downgrade",
+       "TXN.PROTOCOL_DOWNGRADE",
        "return lower_reader or new.min_writer_version < old.min_writer_version",
-       "return lower_reader", "vectors", "vectors"),
+       "return lower_reader", "vectors", "vectors",
+       function="table.features:is_downgrade"),
     _m("downgrade-by-versions-only", "with table features, dropping a feature is no downgrade",
-       "table.features:is_downgrade", "if feature_based:", "if False:", "vectors", "vectors"),
+       "TXN.PROTOCOL_DOWNGRADE", "if feature_based:", "if False:", "vectors", "vectors",
+       function="table.features:is_downgrade"),
     _m("dv-enable-flag-ignored", "a deletion vector is added to a table that does not enable "
        "them", "DV.ADD_CHECKS", "if metadata is None or not enabled_in(metadata.configuration):",
        "if False:", "vectors", "vectors"),
@@ -290,21 +320,25 @@ LOG: tuple[Mutant, ...] = (
        "if os.path.exists(final):\n        raise self._exists_error(name)\n"
        "    with open(final, 'wb') as file:\n        file.write(data)\n    return", "race"),
     _m("earliest-version-is-oldest-commit", "time travel may start at the oldest listed commit "
-       "even when no checkpoint covers it", "log.listing:LogListing.earliest_version",
+       "even when no checkpoint covers it", "SNAPSHOT.TIME_TRAVEL",
        "starts = [*self.checkpoints, *([0] if 0 in self.commits else [])]",
-       "starts = [*self.checkpoints, *self.commits]"),
+       "starts = [*self.checkpoints, *self.commits]",
+       function="log.listing:LogListing.earliest_version"),
     _m("multi-part-checkpoint-missing-part", "a multi-part checkpoint with a part missing counts "
-       "as complete", "log.listing:_complete_checkpoints",
-       "if len(present) == total:", "if present:", "vectors", "vectors"),
+       "as complete", "CHECKPOINT.READ",
+       "if len(present) == total:", "if present:", "vectors", "vectors",
+       function="log.listing:_complete_checkpoints"),
     _m("empty-checkpoint-file-listed", "a zero-length checkpoint file counts as a checkpoint",
-       "log.listing:_complete_checkpoints",
-       "if name is None or info.size <= 0:", "if name is None or info.size < 0:"),
+       "CHECKPOINT.READ",
+       "if name is None or info.size <= 0:", "if name is None or info.size < 0:",
+       function="log.listing:_complete_checkpoints"),
     _m("last-checkpoint-parts-out-of-order", "_last_checkpoint writes parts after sizeInBytes",
-       "log.last_checkpoint:encode_last_checkpoint",
+       "CHECKPOINT.LAST_CHECKPOINT",
        '    if parts is not None:\n        content["parts"] = parts\n'
        '    content["sizeInBytes"] = size_in_bytes\n',
        '    content["sizeInBytes"] = size_in_bytes\n'
-       '    if parts is not None:\n        content["parts"] = parts\n', "services"),
+       '    if parts is not None:\n        content["parts"] = parts\n', "services",
+       function="log.last_checkpoint:encode_last_checkpoint"),
 )  # fmt: skip
 
 REPLAY: tuple[Mutant, ...] = (
@@ -327,19 +361,23 @@ REPLAY: tuple[Mutant, ...] = (
        "SNAPSHOT.APP_TXN", "self.txns[action.app_id] = action",
        "self.txns.setdefault(action.app_id, action)"),
     _m("checkpoint-txn-loses-last-updated", "a checkpoint's txn rows are read without "
-       "lastUpdated", "replay.checkpoint_reader:_txn",
-       'last_updated=row.get("lastUpdated")', "last_updated=None", "services", "services"),
+       "lastUpdated", "CHECKPOINT.READ",
+       'last_updated=row.get("lastUpdated")', "last_updated=None", "services", "services",
+       function="replay.checkpoint_reader:_txn"),
     _m("checkpoint-configuration-dropped", "a checkpoint's metaData is read without its "
-       "configuration", "replay.checkpoint_reader:_metadata",
+       "configuration", "CHECKPOINT.READ",
        'configuration={k: v for k, v in (row.get("configuration") or ())}', "configuration={}",
-       "vectors", "machine"),
+       "vectors", "machine",
+       function="replay.checkpoint_reader:_metadata"),
     _m("checkpoint-first-part-only", "only the first part of a multi-part checkpoint is read",
-       "replay.checkpoint_reader:_read_checkpoint_files",
-       "for info in cp.files:", "for info in cp.files[:1]:", "vectors", "vectors"),
+       "CHECKPOINT.READ",
+       "for info in cp.files:", "for info in cp.files[:1]:", "vectors", "vectors",
+       function="replay.checkpoint_reader:_read_checkpoint_files"),
     _m("compaction-read-as-last-commit", "a log compaction file's range is replayed as its "
-       "last commit alone", "replay.compaction:replay_commits",
+       "last commit alone", "LOG.COMPACTION",
        "yield last, compaction_name(first, last), read_compaction(store, first, last)",
-       "yield last, commit_name(last), read_commit(last)"),
+       "yield last, commit_name(last), read_commit(last)",
+       function="replay.compaction:replay_commits"),
 )  # fmt: skip
 
 CHECKPOINT: tuple[Mutant, ...] = (
@@ -361,34 +399,41 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "CHECKPOINT.INTERVAL", "version % checkpoint_interval(metadata) == 0",
        "(version + 1) % checkpoint_interval(metadata) == 0", "vectors"),
     _m("checkpoint-parts-numbered-from-zero", "multi-part checkpoint parts are numbered from 0",
-       "checkpoint.write:_pieces", "part_checkpoint_name(version, i + 1, parts)",
-       "part_checkpoint_name(version, i, parts)", "services", "services"),
+       "CHECKPOINT.CONTENTS", "part_checkpoint_name(version, i + 1, parts)",
+       "part_checkpoint_name(version, i, parts)", "services", "services",
+       function="checkpoint.write:_pieces"),
     _m("last-checkpoint-counts-all-rows", "_last_checkpoint.numOfAddFiles counts every row",
-       "checkpoint.write:_write_v1",
-       "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows", "services"),
+       "CHECKPOINT.LAST_CHECKPOINT",
+       "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows", "services",
+       function="checkpoint.write:_write_v1"),
     _m("last-checkpoint-before-parts", "_last_checkpoint is written before the checkpoint",
-       "checkpoint.write:_write_v1",
+       "CHECKPOINT.LAST_CHECKPOINT",
        "    total, reused = _put_pieces(store, pieces)\n",
        "    write_last_checkpoint(store, encode_last_checkpoint(\n"
        "        version, table.num_rows, written_parts, 0, snapshot.num_files))\n"
-       "    total, reused = _put_pieces(store, pieces)\n", "services"),
+       "    total, reused = _put_pieces(store, pieces)\n", "services",
+       function="checkpoint.write:_write_v1"),
     _m("cleanup-cutoff-not-at-midnight", "log cleanup's cutoff is not truncated to midnight",
        "RETENTION.LOG", "cutoff -= cutoff % DAY_MS", "pass", "services", "services"),
     _m("cleanup-deletes-new-start", "log cleanup deletes the checkpoint it keeps as the start",
-       "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "services", "services"),
+       "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "vectors", "services"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
-       "retention.log_cleanup:_new_start",
+       "RETENTION.LOG",
        "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",
-       "services", "services"),
+       "services", "services",
+       function="retention.log_cleanup:_new_start"),
     _m("cleanup-trusts-unread-checkpoint", "log cleanup does not read the new start back first",
-       "retention.log_cleanup:_new_start",
-       "and _readable(log, listing.checkpoints[version])", "", "services"),
+       "RETENTION.VERIFIED_CHECKPOINT",
+       "and _readable(log, listing.checkpoints[version])", "", "vectors",
+       function="retention.log_cleanup:_new_start"),
     _m("v2-checkpoint-names-no-sidecar", "a v2 checkpoint's top-level file leaves out its "
-       "sidecar action", "checkpoint.v2:write_v2_checkpoint",
-       "codec.encode_commit([marker, sidecar, *others])", "codec.encode_commit([marker, *others])"),
+       "sidecar action", "CHECKPOINT.V2_WRITE",
+       "codec.encode_commit([marker, sidecar, *others])", "codec.encode_commit([marker, *others])",
+       function="checkpoint.v2:write_v2_checkpoint"),
     _m("cleanup-times-not-monotonic", "log cleanup takes file times as they are, not made "
-       "increasing", "retention.log_cleanup:_timed_entries",
-       "if previous is not None and time <= previous:", "if False:", "services", "services"),
+       "increasing", "RETENTION.LOG",
+       "if previous is not None and time <= previous:", "if False:", "services", "services",
+       function="retention.log_cleanup:_timed_entries"),
 )  # fmt: skip
 
 SERVICES: tuple[Mutant, ...] = (
@@ -403,45 +448,57 @@ SERVICES: tuple[Mutant, ...] = (
        "if txn.last_updated is not None and txn.last_updated > cutoff",
        "if txn.last_updated is None or txn.last_updated > cutoff", "vectors", "vectors"),
     _m("version-at-timestamp-exclusive", "a timestamp equal to a commit's resolves to the one "
-       "before", "snapshot.time_travel:version_at", "if t <= timestamp_ms]", "if t < timestamp_ms]",
-       "vectors", "services"),
+       "before", "SNAPSHOT.TIME_TRAVEL", "if t <= timestamp_ms]", "if t < timestamp_ms]",
+       "vectors", "services",
+       function="snapshot.time_travel:version_at"),
     _m("commit-times-equal-kept", "equal commit file times are not made increasing",
-       "snapshot.timestamps:commit_timestamps", "moment <= previous:", "moment < previous:",
-       "services", "services"),
+       "SNAPSHOT.TIME_TRAVEL", "moment <= previous:", "moment < previous:",
+       "services", "services",
+       function="snapshot.timestamps:commit_timestamps"),
     _m("in-commit-timestamps-ignored", "time travel uses file times despite in-commit "
-       "timestamps", "snapshot.timestamps:commit_timestamps", "if ict is not None:", "if False:",
-       "vectors", "services"),
+       "timestamps", "ICT.TIME_TRAVEL", "if ict is not None:", "if False:",
+       "vectors", "services",
+       function="snapshot.timestamps:commit_timestamps"),
     _m("vacuum-ignores-tombstones", "VACUUM deletes files whose tombstones are within retention",
-       "retention.vacuum:_referenced", "if tombstones.num_rows:", "if False:", "services"),
+       "RETENTION.TOMBSTONES", "if tombstones.num_rows:", "if False:", "services",
+       function="retention.vacuum:_referenced"),
     _m("vacuum-ignores-recent-removes", "VACUUM ignores removes committed after the cutoff",
-       "retention.vacuum:_referenced",
+       "RETENTION.TOMBSTONES",
        "if version > snapshot.version or info.modification_time <= cutoff:", "if True:",
-       "services", "services"),
+       "services", "services",
+       function="retention.vacuum:_referenced"),
     _m("vacuum-ignores-deletion-vectors", "VACUUM deletes the deletion-vector files of live "
-       "files", "retention.vacuum:_referenced",
+       "files", "PATH.DATA_FILE",
        "if dv is not None and (dv_path := deletion_vector_path(root, dv)) is not None:",
-       "if False and (dv_path := deletion_vector_path(root, dv)) is not None:", "services"),
+       "if False and (dv_path := deletion_vector_path(root, dv)) is not None:", "services",
+       function="retention.vacuum:_referenced"),
     _m("vacuum-retention-not-enforced", "VACUUM accepts a retention shorter than the table's",
-       "retention.vacuum:_retention", "if enforce_retention and retention < configured:",
-       "if False:", "services"),
+       "RETENTION.TOMBSTONES", "if enforce_retention and retention < configured:",
+       "if False:", "services",
+       function="retention.vacuum:_retention"),
     _m("vacuum-deletes-at-cutoff", "VACUUM deletes a file modified exactly at the cutoff",
-       "retention.vacuum:_consider", "if info.st_mtime_ns // 1_000_000 >= cutoff:",
-       "if info.st_mtime_ns // 1_000_000 > cutoff:", "services", "services"),
+       "RETENTION.TOMBSTONES", "if info.st_mtime_ns // 1_000_000 >= cutoff:",
+       "if info.st_mtime_ns // 1_000_000 > cutoff:", "services", "services",
+       function="retention.vacuum:_consider"),
 )  # fmt: skip
 
 TABLE: tuple[Mutant, ...] = (
     _m("checkpoint-interval-zero-accepted", "delta.checkpointInterval = 0 is accepted",
-       "table.properties:checkpoint_interval",
-       "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", "vectors", "vectors"),
+       "CHECKPOINT.INTERVAL",
+       "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", "vectors", "vectors",
+       function="table.properties:checkpoint_interval"),
     _m("boolean-property-case-sensitive", "a boolean table property must be lower case",
-       "table.properties:flag",
-       "lowered = value.strip().lower()", "lowered = value.strip()"),
+       "TXN.TABLE_PROPERTIES",
+       "lowered = value.strip().lower()", "lowered = value.strip()",
+       function="table.properties:flag"),
     _m("isolation-level-case-sensitive", "delta.isolationLevel must match its case exactly",
-       "table.properties:isolation_level",
-       "if value.strip().lower() == level.lower():", "if value.strip() == level:"),
+       "ISOLATION.TABLE_DEFAULT",
+       "if value.strip().lower() == level.lower():", "if value.strip() == level:",
+       function="table.properties:isolation_level"),
     _m("reader-features-unchecked", "unsupported reader features are read anyway",
-       "table.features:check_reader_protocol",
-       "if protocol.min_reader_version == MAX_READER_VERSION:", "if False:", "services"),
+       "ACTION.PROTOCOL",
+       "if protocol.min_reader_version == MAX_READER_VERSION:", "if False:", "services",
+       function="table.features:check_reader_protocol"),
     _m("dotdot-checked-only-leading", "only a leading '..' segment is refused in a data path",
        "PATH.DATA_FILE",
        'if ".." in decoded.split("/"):', 'if decoded.split("/")[0] == "..":'),
@@ -453,62 +510,77 @@ TABLE: tuple[Mutant, ...] = (
 
 CODEC: tuple[Mutant, ...] = (
     _m("path-escapes-lower-case", "add.path percent-escapes in lower-case hex",
-       "codec.paths:_percent_encode", 'f"%{byte:02X}"', 'f"%{byte:02x}"', "spark"),
+       "ACTION.ADD", 'f"%{byte:02X}"', 'f"%{byte:02x}"', "spark",
+       function="codec.paths:_percent_encode"),
     _m("path-decoded-twice", "add.path is percent-decoded twice",
-       "codec.paths:decode_path",
+       "ACTION.ADD",
        'return unquote(uri_path, errors="replace")',
-       'return unquote(unquote(uri_path, errors="replace"))', "vectors", "machine"),
+       'return unquote(unquote(uri_path, errors="replace"))', "vectors", "machine",
+       function="codec.paths:decode_path"),
     _m("partition-directory-unescaped", "partition values are not Hive-escaped in directories",
-       "codec.paths:partition_directory",
-       "{_hive_escape(value) if value else", "{value if value else", "spark"),
+       "ACTION.PARTITION_VALUES",
+       "{_hive_escape(value) if value else", "{value if value else", "spark",
+       function="codec.paths:partition_directory"),
     _m("partition-directory-empty-string", "an empty partition value gets its own directory",
-       "codec.paths:partition_directory",
+       "ACTION.PARTITION_VALUES",
        "if value else HIVE_DEFAULT_PARTITION", "if value is not None else HIVE_DEFAULT_PARTITION",
-       "spark"),
+       "spark",
+       function="codec.paths:partition_directory"),
     _m("partition-empty-string-not-null", 'a "" partition value is read as a value, not null',
        "ACTION.PARTITION_VALUES", 'if raw is None or raw == "":', "if raw is None:", "spark"),
     _m("partition-timestamp-offset-sign", "a timestamp partition value's zone offset is added, "
-       "not subtracted", "codec.partition_values:_decode_timestamp",
-       "return (moment - sign * offset)", "return (moment + sign * offset)", "spark"),
+       "not subtracted", "ACTION.PARTITION_VALUES",
+       "return (moment - sign * offset)", "return (moment + sign * offset)", "spark",
+       function="codec.partition_values:_decode_timestamp"),
     _m("stats-nan-unquoted", "NaN and infinities are written unquoted into stats",
-       "codec.stats:_stats_value",
+       "ACTION.ADD",
        "return f'\"{text}\"' if not math.isfinite(value) else text", "return text",
-       "spark"),
+       "spark",
+       function="codec.stats:_stats_value"),
     _m("stats-timestamp-without-millis", "timestamp stats lose their milliseconds",
-       "codec.stats:_stats_value",
+       "ACTION.ADD",
        "text = f\"{datetime_text(value, 'T')}.{value.microsecond // 1000:03d}\"",
-       "text = datetime_text(value, 'T')", "spark"),
+       "text = datetime_text(value, 'T')", "spark",
+       function="codec.stats:_stats_value"),
     _m("two-actions-on-a-line", "a log line holding two actions is accepted",
        "ACTION.UNKNOWN", "if found is not None:", "if False:"),
 )  # fmt: skip
 
 SPARK: tuple[Mutant, ...] = (
     _spark("skipping-le-boundary", "data skipping drops a file whose minimum equals x <= value",
-           "spark.skipping:_excludes", '"<=": low > v,', '"<=": low >= v,', "spark"),
+           "TXN.READ_FILES", '"<=": low > v,', '"<=": low >= v,', "spark",
+           function="spark.skipping:_excludes"),
     _spark("skipping-max-not-widened", "timestamp maxima are not widened by their lost "
-           "microseconds", "spark.skipping:_bound",
-           "value += dt.timedelta(milliseconds=1)", "pass", "spark"),
+           "microseconds", "TXN.READ_FILES",
+           "value += dt.timedelta(milliseconds=1)", "pass", "spark",
+           function="spark.skipping:_bound"),
     _spark("skipping-missing-null-count", "IS NULL skips a file whose nullCount is unknown",
-           "spark.skipping:_rules_out", "return bool(nulls == 0)",
-           "return nulls is None or nulls == 0", "spark"),
+           "TXN.READ_FILES", "return bool(nulls == 0)",
+           "return nulls is None or nulls == 0", "spark",
+           function="spark.skipping:_rules_out"),
     _spark("condition-literal-left-not-flipped", "'5 < x' is translated as 'x < 5'",
-           "spark.conditions:_translate",
-           "left, right, op = right, left, _FLIPPED[op]", "left, right = right, left", "spark"),
+           "TXN.READ_PREDICATES",
+           "left, right, op = right, left, _FLIPPED[op]", "left, right = right, left", "spark",
+           function="spark.conditions:_translate"),
     _spark("condition-or-split", "an OR is split into conjuncts like an AND",
-           "spark.conditions:_conjuncts",
-           'if _kind(node) == "And":', 'if _kind(node) in {"And", "Or"}:', "spark"),
+           "TXN.READ_PREDICATES",
+           'if _kind(node) == "And":', 'if _kind(node) in {"And", "Or"}:', "spark",
+           function="spark.conditions:_conjuncts"),
     _spark("dynamic-overwrite-null-partition", "dynamic overwrite reads a null partition as "
-           "'= null'", "spark.conditions:partition_tuples_predicate",
+           "'= null'", "TXN.READ_PREDICATES",
            'predicates.Expr("is_null", (c,)) if v is None else predicates.Expr("=", (c, v))',
-           'predicates.Expr("=", (c, v))', "spark"),
+           'predicates.Expr("=", (c, v))', "spark",
+           function="spark.conditions:partition_tuples_predicate"),
     _spark("dynamic-overwrite-read-not-recorded", "dynamic overwrite does not record the "
-           "partitions it replaces as read", "spark.overwrite:_partitions_written",
-           "txn.track_read_predicate(predicate)", "pass", "spark"),
+           "partitions it replaces as read", "TXN.READ_PREDICATES",
+           "txn.track_read_predicate(predicate)", "pass", "spark",
+           function="spark.overwrite:_partitions_written"),
     _spark("replace-where-records-whole-table", "replaceWhere over partitions records a "
-           "whole-table read", "spark.overwrite:_partitions_matching",
+           "whole-table read", "TXN.READ_PREDICATES",
            "gone = txn.filter_files(condition.filters())",
            "gone = rewrite.candidates(txn.snapshot, condition.filters())\n"
-           "    txn.read_whole_table()", "spark"),
+           "    txn.read_whole_table()", "spark",
+           function="spark.overwrite:_partitions_matching"),
     _spark("overwrite-ignores-data-change", "an overwrite ignores dataChange=false",
            "TXN.READ_PREDICATES",
            "[rewrite.remove(f, now, data_change=change) for f in txn.filter_files()]",
@@ -518,38 +590,47 @@ SPARK: tuple[Mutant, ...] = (
            "return txn.filter_files(filters, data_skipped=[f.path for f in chosen])",
            "return txn.filter_files(filters)", "spark"),
     _spark("unconditional-dml-read-not-recorded", "DELETE/UPDATE without a condition records "
-           "no read", "spark.dml:_read",
+           "no read", "TXN.READ_WHOLE_TABLE",
            'return _Read("[]", None, txn.filter_files())',
-           'return _Read("[]", None, list(txn.snapshot.files.values()))', "spark"),
+           'return _Read("[]", None, list(txn.snapshot.files.values()))', "spark",
+           function="spark.dml:_read"),
     _spark("merge-by-source-narrowed", "MERGE with NOT MATCHED BY SOURCE reads only the ON "
-           "condition's files", "spark.dml:_merge_read",
+           "condition's files", "TXN.READ_FILES",
            "if target_only.conjuncts and not clauses.by_source else None",
-           "if target_only.conjuncts else None", "spark"),
+           "if target_only.conjuncts else None", "spark",
+           function="spark.dml:_merge_read"),
     _spark("remove-drops-partition-values", "a DML remove leaves out the file's partition "
-           "values", "spark.rewrite:remove",
-           "partition_values=add.partition_values,", "partition_values={},", "spark"),
+           "values", "ACTION.REMOVE",
+           "partition_values=add.partition_values,", "partition_values={},", "spark",
+           function="spark.rewrite:remove"),
     _spark("compaction-adds-change-data", "compaction writes its adds with dataChange=true",
-           "spark.compaction:compact",
+           "ACTION.ADD",
            "write_data(data, root, snapshot.metadata, data_change=False)",
-           "write_data(data, root, snapshot.metadata, data_change=True)", "spark"),
+           "write_data(data, root, snapshot.metadata, data_change=True)", "spark",
+           function="spark.compaction:compact"),
     _spark("compaction-removes-change-data", "compaction writes its removes with dataChange=true",
-           "spark.compaction:compact",
+           "ACTION.REMOVE",
            "rewrite.remove(f, now, data_change=False, with_stats=True)",
-           "rewrite.remove(f, now, data_change=True, with_stats=True)", "spark"),
+           "rewrite.remove(f, now, data_change=True, with_stats=True)", "spark",
+           function="spark.compaction:compact"),
     _spark("compaction-files-not-read", "compaction does not record the files it rewrites as read",
-           "spark.compaction:_commit",
-           "txn.track_files_read(f.path for f in work.compacted)", "pass", "spark"),
+           "TXN.READ_FILES",
+           "txn.track_files_read(f.path for f in work.compacted)", "pass", "spark",
+           function="spark.compaction:_commit"),
     _spark("txn-version-dedup-strict", "a write whose txnVersion equals the applied one is "
-           "written again", "spark.write:_skipped",
+           "written again", "ACTION.TXN",
            "if txn.txn_version(opts.txn_app_id) >= opts.txn_version:",
-           "if txn.txn_version(opts.txn_app_id) > opts.txn_version:", "spark"),
+           "if txn.txn_version(opts.txn_app_id) > opts.txn_version:", "spark",
+           function="spark.write:_skipped"),
     _spark("set-transaction-without-timestamp", "a write's SetTransaction has no lastUpdated",
-           "spark.write:commit_write",
+           "ACTION.TXN",
            "SetTransaction(opts.txn_app_id, opts.txn_version, now)",
-           "SetTransaction(opts.txn_app_id, opts.txn_version, None)", "spark"),
+           "SetTransaction(opts.txn_app_id, opts.txn_version, None)", "spark",
+           function="spark.write:commit_write"),
     _spark("stream-batch-version-off-by-one", "foreachBatch writes batch n as txnVersion n + 1",
-           "spark.streaming:idempotent_writer",
-           "txnVersion=batch_id,", "txnVersion=batch_id + 1,", "spark"),
+           "ACTION.TXN",
+           "txnVersion=batch_id,", "txnVersion=batch_id + 1,", "spark",
+           function="spark.streaming:idempotent_writer"),
     _spark("dv-old-rows-dropped", "a new deletion vector forgets the rows the file's old vector "
            "marked", "DV.WRITE",
            "union = {f.path: old[f.path] | marked[f.path] for f in hit}",
@@ -563,3 +644,12 @@ SPARK: tuple[Mutant, ...] = (
 CATALOG: tuple[Mutant, ...] = (
     *CONFLICTS, *TRANSACTION, *LOG, *REPLAY, *CHECKPOINT, *SERVICES, *TABLE, *CODEC, *SPARK
 )  # fmt: skip
+
+
+def _by_rule(mutants: tuple[Mutant, ...]) -> dict[str, tuple[Mutant, ...]]:
+    rules = sorted({m.rule for m in mutants})
+    return {rule: tuple(m for m in mutants if m.rule == rule) for rule in rules}
+
+
+BY_RULE: dict[str, tuple[Mutant, ...]] = _by_rule(CATALOG)
+"""The catalog keyed by the rule each mutant breaks."""

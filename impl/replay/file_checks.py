@@ -16,8 +16,6 @@ from typing import cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaspec.rules import rule
-
 from ..actions import Action, AddFile, RemoveFile
 from ..errors import CorruptLogError, UnsafePathError
 from ..table import paths
@@ -47,7 +45,6 @@ def _needs_check(action: AddFile | RemoveFile, suspect: bool) -> bool:
     return False
 
 
-@rule("SNAPSHOT.CANONICAL_PATH")
 def check_commit_actions(actions: list[Action], table: str, version: int, file: str) -> None:
     """Check every add and remove of a commit in place: its path made canonical
     (:func:`paths.check_file_action`). The paths are screened with one vectorised regex

@@ -118,6 +118,7 @@ def data_file(table_root: str, relative: str, *, version: int | None = None) -> 
     return os.path.join(table_root, *parts)
 
 
+@rule("SNAPSHOT.CANONICAL_PATH")
 def canonical_path(path: str) -> str:
     """The key a relative ``add``/``remove`` path is known by (SNAPSHOT.CANONICAL_PATH):
     ``.`` segments and empty segments (``//``) dropped, as delta-spark's

@@ -103,12 +103,12 @@ def test_predicates_become_typed_sql():
     types = {"d": "date", "n": "decimal(10,2)", "i": "integer", "s": "string"}
     form = ["and", ["not", ["=", "d", "2024-01-31"]], ["in", "n", ["1.5", None]],
             ["or", ["is_null", "i"], ["!=", "s", "it's"]]]  # fmt: skip
-    assert ops.predicate_sql(ops.predicates.expr(form), types) == (
+    assert ops.predicate_sql(ops.predicates.parse(form), types) == (
         "((NOT (d = CAST('2024-01-31' AS DATE))) AND (n IN (CAST('1.5' AS DECIMAL(10,2)), NULL))"
         " AND ((i IS NULL) OR (s <> 'it''s')))"
     )
     with pytest.raises(Unsupported):
-        ops.predicate_sql(ops.predicates.expr(["=", "Mixed", 1]), types)
+        ops.predicate_sql(ops.predicates.parse(["=", "Mixed", 1]), types)
 
 
 REFUSED = [

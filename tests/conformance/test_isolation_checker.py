@@ -32,7 +32,7 @@ from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.predicates import expr
+from deltaspec.impl.predicates import parse
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -404,7 +404,7 @@ def test_a_lost_update_forced_into_a_real_log_is_found(tmp_path: Path):
         return [victim, AddFile(f"p=a/{name}.parquet", {"p": "a"}, 10, 0, True)]
 
     first = OptimisticTransaction(log)
-    first.filter_files([expr(["=", "p", "a"])])
+    first.filter_files([parse(["=", "p", "a"])])
     first.stage(rewrite("u1"))
     assert first.commit(operation=Operation("DELETE")) == 1
     # a second writer that also read v0 and removed the same file, written without conflict checks

@@ -15,7 +15,7 @@ from deltaspec.conformance.adapters.model import ModelAdapter
 from deltaspec.conformance.harness.adapter import Json
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import judge, parse_scenario
-from deltaspec.conformance.oracle.catalog import STAGE_NAMES
+from deltaspec.conformance.oracle.catalog import BY_RULE, STAGE_NAMES
 from deltaspec.conformance.oracle.differential import Divergence
 from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, race_put_if_absent, run_oracle
 from deltaspec.conformance.oracle.mutants import (
@@ -28,6 +28,7 @@ from deltaspec.conformance.oracle.mutants import (
     run_isolated,
 )
 from deltaspec.impl.log.local_store import LocalLogStore
+from deltaspec.rules import load_rules
 
 PROFILE = ORACLE_PROFILES["deep" if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else "ci"]
 
@@ -96,22 +97,44 @@ def test_the_catalog_has_sixty_distinct_mutants_that_all_still_apply() -> None:
 def test_the_catalog_covers_every_area_of_the_impl() -> None:
     assert {m.module.split(".")[0] for m in CATALOG} >= IMPL_AREAS
     assert len([m for m in CATALOG if m.side == "spark"]) >= 10
-    assert len([m for m in CATALOG if m.rule is not None]) >= 30
+    assert len([m for m in CATALOG if m.function is None]) >= 55
+
+
+def test_every_mutant_is_keyed_by_the_rule_it_breaks() -> None:
+    rule_ids = {r.id for r in load_rules()}
+    assert set(BY_RULE) <= rule_ids
+    assert sorted(m.id for ms in BY_RULE.values() for m in ms) == sorted(m.id for m in CATALOG)
+    for rule_id, mutants in BY_RULE.items():
+        assert all(m.rule == rule_id for m in mutants)
 
 
 def test_a_rule_keyed_mutant_follows_the_marker_and_fails_loudly() -> None:
     mutant = by_id("whole-table-read-ignored")
-    assert mutant.rule == "CONFLICT.DELETE_READ_WHOLE_TABLE"
+    assert mutant.rule == "CONFLICT.DELETE_READ_WHOLE_TABLE" and mutant.function is None
     assert mutant.target == "deltaspec.impl.txn.conflicts:check_deleted_vs_read"
     two_marked = by_id("overwrite-ignores-data-change")  # TXN.READ_PREDICATES: 2 Spark functions
     assert two_marked.target == "deltaspec.spark.overwrite:overwrite_removes"
+    helper = by_id("null-partition-matches")
+    assert helper.rule == "PREDICATE.NULLS"
+    assert helper.target == "deltaspec.impl.predicates:matches"
     for broken in (
         replace(mutant, id="gone-snippet", old="no such line"),
-        replace(mutant, id="no-such-rule", where="CONFLICT.NO_SUCH_RULE"),
+        replace(mutant, id="no-such-rule", rule="CONFLICT.NO_SUCH_RULE"),
+        replace(mutant, id="not-a-rule", rule="predicates:matches"),
         replace(mutant, id="no-spark-side", side="spark"),
+        replace(helper, id="renamed-helper", function="predicates:no_such_function"),
+        replace(helper, id="moved-helper", function="no_such_module:matches"),
+        replace(helper, id="helper-of-no-rule", rule="PREDICATE.NO_SUCH_RULE"),
     ):
         with pytest.raises(MutantError):
             mutated_source(broken)
+
+
+def test_a_reformatted_snippet_is_still_found_once() -> None:
+    mutant = by_id("whole-table-read-ignored")
+    reflowed = replace(mutant, id="reflowed", old=mutant.old.replace(" and ", "\n    and "))
+    assert mutated_source(reflowed) == mutated_source(mutant)
+    assert mutant.new in mutated_source(reflowed)
 
 
 def test_the_recorded_full_run_agrees_with_the_catalog() -> None:
@@ -121,7 +144,7 @@ def test_the_recorded_full_run_agrees_with_the_catalog() -> None:
     record = json.loads(RECORDED_RUN.read_text())
     assert isinstance(record.get("stages"), list), "re-run: deltaspec mutants --json (all stages)"
     ran = set(record["stages"])
-    recorded = {entry["id"]: entry for entry in record["mutants"]}
+    recorded = {entry["id"]: entry for entries in record["mutants"].values() for entry in entries}
     assert not record["baseline"]["killed"], record["baseline"]
     assert set(recorded) <= {m.id for m in CATALOG}
     for mutant in CATALOG:
@@ -156,7 +179,8 @@ def _runs_here(mutant: Mutant) -> bool:
 
 
 def test_the_spark_kills_left_to_the_recorded_run_are_recorded_as_kills() -> None:
-    record = {entry["id"]: entry for entry in json.loads(RECORDED_RUN.read_text())["mutants"]}
+    by_rule = json.loads(RECORDED_RUN.read_text())["mutants"]
+    record = {entry["id"]: entry for entries in by_rule.values() for entry in entries}
     assert set(SPARK_OWN_STAGE_SAMPLE) <= {m.id for m in CATALOG if m.killed_by == "spark"}
     for mutant in CATALOG:
         if not _runs_here(mutant):

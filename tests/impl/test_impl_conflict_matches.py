@@ -44,7 +44,7 @@ ADDS = st.lists(st.tuples(VALUES_A, VALUES_B), min_size=1, max_size=8)
 
 
 def _current(forms: list[list[object]]) -> CurrentTransactionInfo:
-    reads = ReadSet(predicates=tuple(predicates.expr(f) for f in forms), depends_on_files=True)
+    reads = ReadSet(predicates=tuple(predicates.parse(f) for f in forms), depends_on_files=True)
     protocol = Protocol(1, 2)
     return CurrentTransactionInfo(
         "/t", protocol, METADATA, reads, (), "Serializable", False, protocol, METADATA
@@ -63,7 +63,7 @@ def _naive_hint(forms: list[list[object]], rows: list[tuple[str | None, str | No
     schema = predicates.PartitionSchema.of(METADATA)
     for form in dict.fromkeys(json.dumps(f) for f in forms):
         for a, b in rows:
-            if predicates.matching(predicates.expr(json.loads(form)), [{"a": a, "b": b}], schema)[
+            if predicates.matching(predicates.parse(json.loads(form)), [{"a": a, "b": b}], schema)[
                 0
             ]:
                 return f"[a={a}, b={b}]"

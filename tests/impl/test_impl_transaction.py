@@ -19,7 +19,7 @@ from deltaspec.impl.actions import (
     SetTransaction,
 )
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.predicates import expr
+from deltaspec.impl.predicates import parse
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.releases import Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
@@ -56,7 +56,7 @@ def commit_info(log: DeltaLog, version: int) -> dict:
 
 def updater(log: DeltaLog, partition: str = "a", **kw) -> OptimisticTransaction:
     txn = OptimisticTransaction(log, **kw)
-    txn.filter_files([expr(["=", "p", partition])])
+    txn.filter_files([parse(["=", "p", partition])])
     txn.stage([remove(f"p={partition}/{partition}0.parquet", partition),
                add(f"p={partition}/{partition}0-u.parquet", partition)])  # fmt: skip
     return txn
@@ -101,7 +101,7 @@ def test_commit_info_is_first_with_delta_spark_field_order(tmp_path: Path) -> No
 def test_compaction_runs_under_snapshot_isolation(tmp_path: Path) -> None:
     log = new_table(tmp_path)
     txn = OptimisticTransaction(log)
-    txn.filter_files([expr(["=", "p", "a"])])
+    txn.filter_files([parse(["=", "p", "a"])])
     txn.stage([
         remove("p=a/a0.parquet", data_change=False),
         remove("p=a/a1.parquet", data_change=False),
@@ -171,7 +171,7 @@ def test_append_into_a_read_partition_conflicts_with_hint_and_commit(tmp_path: P
 def test_deletes_against_reads_and_deletes(tmp_path: Path) -> None:
     log = new_table(tmp_path)
     compaction = OptimisticTransaction(log)
-    compaction.filter_files([expr(["=", "p", "a"])])
+    compaction.filter_files([parse(["=", "p", "a"])])
     compaction.stage(
         [remove("p=a/a0.parquet", data_change=False), add("p=a/c.parquet", data_change=False)]
     )

@@ -42,7 +42,7 @@ from deltaspec.model.predicates import (
     partition_only,
 )
 from deltaspec.model.transaction import filter_files, matching_files, stage
-from deltaspec.model.values import PartitionValueError, read_value, typed_row
+from deltaspec.model.values import PartitionValueError, decode_partition_value, typed_row
 
 T, F, N = True, False, None
 AND3 = {
@@ -498,8 +498,8 @@ def test_integral_partition_values_compare_numerically(left, right, op):
     ),
 )
 def test_timestamp_forms_read_as_the_same_utc_instant(value, form):
-    assert read_value(value.strftime(form), "timestamp") == value
-    assert read_value(value.strftime("%Y-%m-%d %H:%M:%S.%f"), "timestamp") == value
+    assert decode_partition_value(value.strftime(form), "timestamp") == value
+    assert decode_partition_value(value.strftime("%Y-%m-%d %H:%M:%S.%f"), "timestamp") == value
 
 
 @pytest.mark.rules("PREDICATE.TYPING")
@@ -518,14 +518,14 @@ def test_empty_string_and_absent_values_are_null(type_name):
 )  # fmt: skip
 def test_unreadable_values_are_errors(raw, type_name):
     with pytest.raises(PartitionValueError):
-        read_value(raw, type_name)
+        decode_partition_value(raw, type_name)
 
 
 @pytest.mark.rules("PREDICATE.TYPING")
 @pytest.mark.parametrize("type_name", ["integer", "long"])
 def test_a_fractional_number_is_not_an_integer_literal(type_name):
     with pytest.raises(PartitionValueError):
-        read_value(9.5, type_name)
+        decode_partition_value(9.5, type_name)
 
 
 @pytest.mark.rules("PREDICATE.TYPING")

@@ -32,13 +32,13 @@ COLUMNS = ["id", "P", "d", "s"]
 def test_conditions_translate_conjunct_by_conjunct(spark, sql, forms):
     parsed = conditions.parse(spark, sql, COLUMNS)
     got = [c.expr for c in parsed.conjuncts]
-    assert got == [None if f is None else predicates.expr(f) for f in forms]
+    assert got == [None if f is None else predicates.parse(f) for f in forms]
 
 
 def test_untranslatable_conjuncts_widen_the_recorded_predicate(spark):
     parsed = conditions.parse(spark, "upper(p) = 'A' AND id = 1", COLUMNS)
     assert parsed.only_over(["P", "id"]) and not parsed.only_over(["P"])
-    assert predicates.partition_predicate(parsed.filters(), ["P"]) == predicates.TRUE
+    assert predicates.partition_only(parsed.filters(), ["P"]) == predicates.TRUE
 
 
 def test_a_bad_condition_is_a_typed_error(spark):
@@ -51,11 +51,11 @@ def test_statistics_rule_out_only_what_they_prove():
     types = {"id": "long", "s": "string"}
 
     def check(form):
-        return may_match([predicates.expr(form)], stats, types)
+        return may_match([predicates.parse(form)], stats, types)
 
     assert not check(["=", "id", 4]) and check(["=", "id", 5]) and check(["=", "id", 9])
     assert not check([">", "id", 9]) and check([">=", "id", 9])
     assert not check(["<", "id", 5]) and check(["<=", "id", 5])
     assert not check(["in", "id", [1, 2, 10]]) and check(["in", "id", [1, 7]])
     assert not check(["is_null", "id"]) and check(["is_null", "s"])
-    assert check(["=", "missing", 1]) and may_match([predicates.expr(["=", "id", 1])], None, types)
+    assert check(["=", "missing", 1]) and may_match([predicates.parse(["=", "id", 1])], None, types)

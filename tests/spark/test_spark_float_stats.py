@@ -113,7 +113,7 @@ def test_skipping_on_delta_spark_stats_keeps_what_delta_spark_reads(condition: s
     kept = {
         name
         for name, text in DELTA_SPARK_STATS.items()
-        if may_match([predicates.expr(expr)], text, TYPES)
+        if may_match([predicates.parse(expr)], text, TYPES)
     }
     assert kept == read_by_delta_spark
     holding = {name for name, values in VALUES.items() if _rows_matching(condition, values)}
@@ -144,8 +144,8 @@ def test_float_bounds_print_as_java_float_to_string() -> None:
 def test_a_float_literal_spark_casts_to_float_is_never_skipped() -> None:
     # f = '0.1' compares as float: the row 0.1f matches although 0.1f != 0.1 as doubles
     text = '{"numRecords":1,"minValues":{"f":0.1},"maxValues":{"f":0.1},"nullCount":{"f":0}}'
-    assert may_match([predicates.expr(["=", "f", "0.1"])], text, TYPES)
-    assert may_match([predicates.expr(["<=", "f", 0.1])], text, TYPES)
+    assert may_match([predicates.parse(["=", "f", "0.1"])], text, TYPES)
+    assert may_match([predicates.parse(["<=", "f", 0.1])], text, TYPES)
 
 
 def test_footers_that_leave_nan_out_give_no_float_bounds(tmp_path: Path) -> None:

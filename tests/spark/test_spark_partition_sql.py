@@ -26,7 +26,7 @@ COLUMNS = ("p", "day", "n")
     ],
 )  # fmt: skip
 def test_partition_predicates_read_as_spark_reads_them(sql: str, form: list[object]) -> None:
-    assert partition_sql.parse(sql, COLUMNS) == predicates.expr(form)
+    assert partition_sql.parse(sql, COLUMNS) == predicates.parse(form)
 
 
 @pytest.mark.parametrize(

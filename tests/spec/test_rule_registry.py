@@ -31,8 +31,6 @@ _STORE = "the impl's LogStore interface (write_new, list_from) stands for storag
 IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "RETRY.ATTEMPT_VERSION": "the model's try_write is one step of the commit loop (the machine "
     "interleaves writers); the impl's write_with_retries runs the whole loop",
-    "ACTION.PARTITION_VALUES": "the model reads typed values (values.read_value); the impl "
-    "decodes Delta's string form (codec.partition_values.decode_partition_value)",
     "CHECKPOINT.CONTENTS": "the model lists actions; the impl builds the Parquet table",
     "CHECKPOINT.COMMITTED_VERSION": "the model asks whether a version needs a checkpoint; the "
     "impl returns the version to checkpoint",
@@ -46,17 +44,11 @@ IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "LOG.PUT_IF_ABSENT": _STORE + "put_if_absent",
     "LOG.ATOMIC_VISIBILITY": _STORE + "put_if_absent",
     "LOG.LISTING": _STORE + "latest_version",
-    "SNAPSHOT.FILE_KEY": _FOLD + "actions.file_key",
-    "SNAPSHOT.CANONICAL_PATH": _FOLD + "the path check of each commit's actions",
     "SNAPSHOT.RECONCILE": _FOLD + "replay.commits.reconcile",
     "SNAPSHOT.TOMBSTONES": _FOLD + "Snapshot.tombstones",
     "SNAPSHOT.PROTOCOL_METADATA": _FOLD + "replay.commits.require_protocol_and_metadata",
     "SNAPSHOT.APP_TXN": _FOLD + "ReplayState.apply_non_file",
     "SNAPSHOT.DOMAIN_METADATA": _FOLD + "ReplayState.apply_non_file",
-    "PREDICATE.LANGUAGE": "the model parses the prefix form into its own terms (parse); the "
-    "impl builds pyarrow-evaluable expressions (expr)",
-    "PREDICATE.PARTITION_ONLY": "the model checks a predicate (partition_only); the impl keeps "
-    "the partition-only conjuncts of a scan's filters (partition_predicate)",
     "PREDICATE.TYPING": "the model types a whole partition row (partition_row); the impl types "
     "one value for an Arrow column (typed)",
     "SNAPSHOT.TIME_TRAVEL": "the model's Log.snapshot folds up to a version; the impl's "

@@ -215,7 +215,7 @@ def run_operation(
 
     from deltaspec.impl.actions import RemoveFile
     from deltaspec.impl.checkpoint.policy import checkpoint_version
-    from deltaspec.impl.predicates import expr
+    from deltaspec.impl.predicates import parse
     from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
     part = rng.choice("abc")
@@ -232,7 +232,7 @@ def run_operation(
     txn = OptimisticTransaction(log, clock=log.clock)
     if started is not None:
         started.append(txn)
-    files = sorted(txn.filter_files([expr(["=", "p", part])]), key=lambda f: f.path)
+    files = sorted(txn.filter_files([parse(["=", "p", part])]), key=lambda f: f.path)
     now = log.clock()
     if kind == "delete" and files:
         victim = rng.choice(files)

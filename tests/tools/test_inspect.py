@@ -15,7 +15,7 @@ from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
 from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.log.names import classic_checkpoint_name, commit_name
-from deltaspec.impl.predicates import expr
+from deltaspec.impl.predicates import parse
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -134,7 +134,7 @@ def test_a_lost_update_in_a_real_log_is_reported_and_drawn(tmp_path: Path) -> No
     log = _table(table)
     victim = RemoveFile("p=a/a0.parquet", 1, True, True, {"p": "a"}, 10)
     first = OptimisticTransaction(log)
-    first.filter_files([expr(["=", "p", "a"])])
+    first.filter_files([parse(["=", "p", "a"])])
     first.stage([victim, AddFile("p=a/u1.parquet", {"p": "a"}, 10, 0, True)])
     assert first.commit(operation=Operation("DELETE")) == 1
     _force(log, 2, {"operation": "DELETE", "readVersion": 0, "isolationLevel": "Serializable",

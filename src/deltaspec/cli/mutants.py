@@ -88,6 +88,25 @@ def group(
     return dict(sorted(out.items()))
 
 
+def by_rule(
+    results: Iterable[MutantResult], mutants: dict[str, Mutant]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each result with what the catalog says of its mutant, keyed by the rule it breaks."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        mutant = mutants[r.id]
+        out.setdefault(mutant.rule, []).append({
+            **asdict(r),
+            "module": mutant.module,
+            "function": mutant.target,
+            "side": mutant.side,
+            "killed_by": mutant.killed_by,
+            "expected": mutant.expected,
+            "description": mutant.description,
+        })  # fmt: skip
+    return dict(sorted(out.items()))
+
+
 def _print_groups(title: str, groups: dict[str, dict[str, Any]]) -> None:
     print(f"\nby {title}:")
     for name, entry in groups.items():
@@ -110,19 +129,9 @@ def _report(
         "command": "deltaspec mutants " + shlex.join(sys.argv[2:]),
         "stages": "own" if args.own_stage else list(stages),
         "baseline": asdict(baseline),
-        "mutants": [
-            {
-                **asdict(r),
-                "module": mutants[r.id].module,
-                "rule": mutants[r.id].rule,
-                "killed_by": mutants[r.id].killed_by,
-                "expected": mutants[r.id].expected,
-                "description": mutants[r.id].description,
-            }
-            for r in results
-        ],
+        "mutants": by_rule(results, mutants),
         "by_module": group(results, mutants, lambda m: m.module),
-        "by_rule": group(results, mutants, lambda m: m.rule or "(no rule: helper function)"),
+        "by_rule": group(results, mutants, lambda m: m.rule),
         "killed": len(killed),
         "total": len(results),
         "slowest_kill_seconds": None if slowest is None else round(slowest.seconds, 2),
