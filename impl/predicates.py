@@ -95,11 +95,6 @@ def partition_only(filters: Iterable[Expr], partition_columns: Iterable[str]) ->
     return conjoin(f for f in filters if f.columns() <= allowed)
 
 
-partition_predicate = partition_only
-"""The name impl/txn/transaction.py still calls (being edited elsewhere while this rename landed):
-the same function object, to go once that caller says ``partition_only``."""
-
-
 @dataclass(frozen=True)
 class PartitionSchema:
     """Logical partition column -> (Spark type, key in ``partitionValues``)."""

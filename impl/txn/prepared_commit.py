@@ -15,6 +15,7 @@ recording the attempt's version (ICT.ENABLEMENT). A rebase that changes the acti
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,35 +23,51 @@ from .. import codec
 from ..actions import Action, CommitInfo, Metadata
 from . import timestamps as ict
 from . import write_boundary
+from .conflicts import CurrentTransactionInfo
 
 __all__ = ["PreparedCommit"]
 
 
 @dataclass(frozen=True)
 class PreparedCommit:
-    """The actions of one commit on ``table`` in file order (its commitInfo included), with
-    ``lines``, each action's encoded line, and ``payload``, the first attempt's bytes. Build it
-    with :meth:`of`, which checks the write boundary."""
+    """A transaction ready for its first attempt (the model's PreparedCommit): ``current``, what
+    the conflict checks see of it, and its actions on ``table`` in file order (the commitInfo,
+    fixed for every attempt, included), with ``lines``, each action's encoded line, and
+    ``payload``, the first attempt's bytes. Build it with :meth:`of`, which checks the write
+    boundary."""
 
     table: str
     actions: tuple[Action, ...]
     lines: tuple[str, ...]
     payload: bytes
+    current: CurrentTransactionInfo
 
     @classmethod
-    def of(cls, actions: Sequence[Action], *, table: str, version: int) -> PreparedCommit:
+    def of(
+        cls,
+        actions: Sequence[Action],
+        current: CurrentTransactionInfo,
+        *,
+        table: str,
+        version: int,
+    ) -> PreparedCommit:
         """The commit of ``actions`` (file order) aimed at ``version``; InvalidCommitActionError
         (and the write boundary's other errors) if the reader would refuse its bytes."""
         lines = tuple(write_boundary.encode_line(a, table=table, version=version) for a in actions)
-        return cls._checked(table, tuple(actions), lines, version)
+        return cls._checked(table, tuple(actions), lines, current, version)
 
     @classmethod
     def _checked(
-        cls, table: str, actions: tuple[Action, ...], lines: tuple[str, ...], version: int
+        cls,
+        table: str,
+        actions: tuple[Action, ...],
+        lines: tuple[str, ...],
+        current: CurrentTransactionInfo,
+        version: int,
     ) -> PreparedCommit:
         payload = write_boundary.commit_bytes(lines, table=table, version=version)
         write_boundary.check_commit(payload, table=table, version=version)  # TXN.WRITE_BOUNDARY
-        return cls(table, actions, lines, payload)
+        return cls(table, actions, lines, payload, current)
 
     @property
     def commit_info(self) -> CommitInfo | None:
@@ -74,12 +91,14 @@ class PreparedCommit:
                 lines[index] = codec.encode_action(enabled)
         return codec.commit_bytes(lines)
 
-    def rebased(self, actions: Sequence[Action], version: int) -> PreparedCommit:
-        """The commit with its actions (all but the commitInfo) replaced by the rebased
-        ``actions``, the commitInfo where it was; only the actions the rebase changed are
-        encoded again, and the whole is checked again."""
-        if tuple(actions) == tuple(a for a in self.actions if not isinstance(a, CommitInfo)):
-            return self
+    def rebased(self, current: CurrentTransactionInfo, version: int) -> PreparedCommit:
+        """The commit as the conflict checks rebased it (``current``) for an attempt at
+        ``version``: its actions (all but the commitInfo) replaced by ``current``'s, the
+        commitInfo where it was; only the actions the rebase changed are encoded again, and a
+        commit whose actions changed is checked again."""
+        actions = current.actions
+        if actions == self.current.actions:
+            return dataclasses.replace(self, current=current)
         encoded = {id(a): line for a, line in zip(self.actions, self.lines, strict=True)}
         info = self.commit_info
         ordered: tuple[Action, ...] = tuple(actions)
@@ -89,4 +108,4 @@ class PreparedCommit:
             encoded.get(id(a)) or write_boundary.encode_line(a, table=self.table, version=version)
             for a in ordered
         )
-        return self._checked(self.table, ordered, lines, version)
+        return self._checked(self.table, ordered, lines, current, version)

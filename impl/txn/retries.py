@@ -79,7 +79,7 @@ class CommitAttempts:
     enables_in_commit_timestamps: bool = False
 
     @rule("RETRY.ATTEMPT_VERSION")
-    def write_with_retries(self, prepared: PreparedCommit, current: CurrentTransactionInfo) -> int:
+    def write_with_retries(self, prepared: PreparedCommit) -> int:
         """The commit loop: the first attempt at the read version + 1, after a lost race the
         winners resolved (RETRY.NEXT_VERSION) within the retry bound (RETRY.MAX_ATTEMPTS).
 
@@ -101,12 +101,11 @@ class CommitAttempts:
         while True:
             if must_check:
                 attempt_version, rebased = self._resolve(
-                    attempt_version, payload, current, uncertain
+                    attempt_version, payload, prepared.current, uncertain
                 )
                 if rebased is None:  # the winner is our own commit
                     return attempt_version
-                prepared = prepared.rebased(rebased.actions, attempt_version)
-                current = rebased
+                prepared = prepared.rebased(rebased, attempt_version)
                 must_check = False
             payload = prepared.attempt_bytes(
                 attempt_version, self.in_commit_timestamp, self.enables_in_commit_timestamps

@@ -143,7 +143,7 @@ class OptimisticTransaction:
         become the read predicate, the pruned files (or ``data_skipped`` paths) the read files."""
         metadata = self.metadata
         columns = metadata.partition_columns if metadata else ()
-        predicate = predicates.partition_predicate(filters, columns)
+        predicate = predicates.partition_only(filters, columns)
         live = self._live_files()
         if data_skipped is not None:
             wanted = set(data_skipped)
@@ -280,9 +280,35 @@ class OptimisticTransaction:
         return self._commit(actions, operation or Operation(), if_needed=True)
 
     def _commit(self, extra: Iterable[Action], operation: Operation, if_needed: bool) -> int | None:
+        """The commit pipeline: prepare (PreparedCommit), the attempt loop (CommitAttempts),
+        post-commit work on the committed version (post_commit)."""
         if self.committed_version is not None:
             raise RuntimeError("transaction already committed")
         crashpoints.reached("commit.begin")
+        prepared = self._prepare(extra, operation, if_needed)
+        if prepared is None:
+            return None
+        attempts = CommitAttempts(
+            self.log,
+            self.profile,
+            self.txn_id,
+            self.read_version,
+            self._in_commit_timestamp,
+            self._enables_in_commit_timestamps,
+        )
+        version = attempts.write_with_retries(prepared)
+        crashpoints.reached("commit.after_put")
+        self.committed_version = version
+        post_commit(self.log, version, prepared.current.metadata, self.clock)
+        return version
+
+    @rule("TXN.COMMIT_INFO_FIXED")
+    def _prepare(
+        self, extra: Iterable[Action], operation: Operation, if_needed: bool
+    ) -> PreparedCommit | None:
+        """The first attempt's preparation: the prepare rules, isolation level, blind append,
+        the commitInfo (fixed for every attempt but its in-commit timestamp), the bytes. None
+        when the commit is empty and may be skipped (TXN.EMPTY_COMMIT)."""
         staged: list[Action] = [a for a in (*self._staged, *extra) if not isinstance(a, CommitInfo)]
         actions = prepare(self._preparing(operation), staged, self.profile)
         level = self._isolation_level(actions, operation)
@@ -306,34 +332,21 @@ class OptimisticTransaction:
             write_boundary.check_writer_protocol(
                 self.snapshot.protocol, table=table, version=version
             )
-        prepared = PreparedCommit.of(ordered, table=table, version=version)
-        metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
+        read = self.snapshot
         current = CurrentTransactionInfo(
-            table=self.log.table_path,
-            read_protocol=None if self.snapshot is None else self.snapshot.protocol,
-            read_metadata=None if self.snapshot is None else self.snapshot.metadata,
+            table=table,
+            read_protocol=None if read is None else read.protocol,
+            read_metadata=None if read is None else read.metadata,
             reads=reads,
             actions=tuple(actions),
             isolation_level=level,
             is_blind_append=blind,
             protocol=next((a for a in actions if isinstance(a, Protocol)), None)
-            or (None if self.snapshot is None else self.snapshot.protocol),
-            metadata=metadata,
-            row_id_high_water_mark=high_water_mark(self.snapshot),
+            or (None if read is None else read.protocol),
+            metadata=next((a for a in actions if isinstance(a, Metadata)), self.metadata),
+            row_id_high_water_mark=high_water_mark(read),
         )
-        attempts = CommitAttempts(
-            self.log,
-            self.profile,
-            self.txn_id,
-            self.read_version,
-            self._in_commit_timestamp,
-            self._enables_in_commit_timestamps,
-        )
-        version = attempts.write_with_retries(prepared, current)
-        crashpoints.reached("commit.after_put")
-        self.committed_version = version
-        post_commit(self.log, version, metadata, self.clock)  # the committed metadata
-        return version
+        return PreparedCommit.of(ordered, current, table=table, version=version)
 
     # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------
 

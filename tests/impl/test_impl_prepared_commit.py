@@ -14,12 +14,23 @@ from deltaspec.impl import codec, errors
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, Metadata
 from deltaspec.impl.codec import actions as codec_actions
 from deltaspec.impl.txn import timestamps as ict
+from deltaspec.impl.txn.conflicts import CurrentTransactionInfo, ReadSet
 from deltaspec.impl.txn.prepared_commit import PreparedCommit
 
 SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
 TABLE = "/tables/t"
 INFO = CommitInfo({"inCommitTimestamp": 1000, "timestamp": 1000, "operation": "WRITE"})
 METADATA = Metadata("t", SCHEMA, (), {"delta.enableInCommitTimestamps": "true"})
+
+
+def seen_by_conflicts(actions: list[Action]) -> CurrentTransactionInfo:
+    """What the conflict checks see of a transaction committing ``actions`` (no commitInfo)."""
+    mine = tuple(a for a in actions if not isinstance(a, CommitInfo))
+    return CurrentTransactionInfo(TABLE, None, None, ReadSet(), mine, None, True, None, None)
+
+
+def prepared(ordered: list[Action], version: int = 3) -> PreparedCommit:
+    return PreparedCommit.of(ordered, seen_by_conflicts(ordered), table=TABLE, version=version)
 
 
 def add(name: str, base_row_id: int | None = None) -> AddFile:
@@ -47,8 +58,8 @@ def encoded_lines(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 def test_an_attempts_bytes_are_its_actions_encoded_afresh(info_last: bool, enables: bool) -> None:
     actions: list[Action] = [METADATA, add("a"), add("b")]
     ordered = [*actions, INFO] if info_last else [INFO, *actions]
-    prepared = PreparedCommit.of(ordered, table=TABLE, version=3)
-    assert prepared.payload == codec.encode_commit(ordered)
+    commit = prepared(ordered)
+    assert commit.payload == codec.encode_commit(ordered)
     restamped = [
         ict.stamped(a, 1234)
         if isinstance(a, CommitInfo)
@@ -57,19 +68,19 @@ def test_an_attempts_bytes_are_its_actions_encoded_afresh(info_last: bool, enabl
         else a
         for a in ordered
     ]
-    assert prepared.attempt_bytes(7, 1234, enables) == codec.encode_commit(restamped)
-    assert prepared.attempt_bytes(7, None, enables) == prepared.payload
+    assert commit.attempt_bytes(7, 1234, enables) == codec.encode_commit(restamped)
+    assert commit.attempt_bytes(7, None, enables) == commit.payload
 
 
 @pytest.mark.rules("ICT.RETRY", "ICT.ENABLEMENT")
 def test_an_attempt_encodes_only_the_lines_it_changes(encoded_lines: list[str]) -> None:
-    prepared = PreparedCommit.of([INFO, METADATA, add("a"), add("b")], table=TABLE, version=3)
+    commit = prepared([INFO, METADATA, add("a"), add("b")])
     assert len(encoded_lines) == 4
-    prepared.attempt_bytes(3, 1000, enables=False)  # the first attempt's timestamp: as prepared
+    commit.attempt_bytes(3, 1000, enables=False)  # the first attempt's timestamp: as prepared
     assert len(encoded_lines) == 4
-    prepared.attempt_bytes(5, 1001, enables=False)  # moved past a winner: the commitInfo only
+    commit.attempt_bytes(5, 1001, enables=False)  # moved past a winner: the commitInfo only
     assert len(encoded_lines) == 5 and '"inCommitTimestamp":1001' in encoded_lines[-1]
-    prepared.attempt_bytes(5, 1001, enables=True)  # turning the feature on: and the metadata
+    commit.attempt_bytes(5, 1001, enables=True)  # turning the feature on: and the metadata
     assert len(encoded_lines) == 7
     assert '"delta.inCommitTimestampEnablementVersion":"5"' in encoded_lines[-1]
 
@@ -81,11 +92,12 @@ def test_a_rebase_encodes_only_the_actions_it_changed(
 ) -> None:
     kept, moved = add("a", base_row_id=0), add("b", base_row_id=10)
     ordered: list[Action] = [kept, moved, INFO] if info_last else [INFO, kept, moved]
-    prepared = PreparedCommit.of(ordered, table=TABLE, version=3)
-    assert prepared.rebased([kept, moved], version=5) is prepared
+    commit = prepared(ordered)
+    unchanged = commit.rebased(seen_by_conflicts([kept, moved]), version=5)
+    assert unchanged.payload is commit.payload and unchanged.lines is commit.lines
     rebased_add = dataclasses.replace(moved, base_row_id=20)
     del encoded_lines[:]
-    rebased = prepared.rebased([kept, rebased_add], version=5)
+    rebased = commit.rebased(seen_by_conflicts([kept, rebased_add]), version=5)
     assert encoded_lines == [codec_actions.encode_action(rebased_add)]
     expected = [kept, rebased_add, INFO] if info_last else [INFO, kept, rebased_add]
     assert rebased.payload == codec.encode_commit(expected)
@@ -94,13 +106,13 @@ def test_a_rebase_encodes_only_the_actions_it_changed(
 @pytest.mark.rules("TXN.WRITE_BOUNDARY")
 def test_an_action_that_cannot_be_written_is_a_typed_error() -> None:
     with pytest.raises(errors.InvalidCommitActionError) as raised:
-        PreparedCommit.of([INFO, add("lone-\ud800-surrogate")], table=TABLE, version=3)
+        prepared([INFO, add("lone-\ud800-surrogate")])
     assert raised.value.table == TABLE and raised.value.version == 3
 
 
 @pytest.mark.rules("TXN.WRITE_BOUNDARY")
 def test_a_rebase_the_reader_would_refuse_is_refused() -> None:
-    prepared = PreparedCommit.of([INFO, add("a")], table=TABLE, version=3)
+    commit = prepared([INFO, add("a")])
     with pytest.raises(errors.InvalidCommitActionError) as raised:
-        prepared.rebased([add("../outside")], version=5)
+        commit.rebased(seen_by_conflicts([add("../outside")]), version=5)
     assert raised.value.version == 5

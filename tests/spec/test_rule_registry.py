@@ -69,8 +69,6 @@ IMPL_TXN_UNMARKED: dict[str, str] = {
     "RETRY.NO_SELF_DETECTION": "an absence (the impl recognises its own commit only after a "
     "failed write, see CommitAttempts.write_with_retries)",
     "TXN.DEPENDS_ON_FILES": "a field of the impl's ReadSet, as in the model",
-    "TXN.COMMIT_INFO_FIXED": "OptimisticTransaction._commit encodes the commitInfo once, before "
-    "the commit loop",
     "TXN.TABLE_PROPERTIES": "impl side in deltaspec.impl.table.properties",
 }
 """Rules of the txn areas with no marked impl function in deltaspec.impl.txn, with the reason."""
