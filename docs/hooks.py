@@ -98,8 +98,8 @@ def rule_catalogue() -> str:
         parts.append(f"## [{source}](../spec/{source})\n")
         parts.append("| rule | title | releases |\n|---|---|---|")
         for rule in (r for r in rules if r.source == source):
-            title = rule.title.replace("|", "\\|")
-            parts.append(f"| `{rule.id}` | {title} | {rule.releases} |")
+            title, releases = (text.replace("|", "\\|") for text in (rule.title, rule.releases))
+            parts.append(f"| `{rule.id}` | {title} | {releases} |")
         parts.append("")
     return "\n".join(parts)
 
