@@ -35,7 +35,7 @@ def fixtures_dir(given: Path | None) -> Path:
 
 def missing_prerequisite(suite: str, fixtures: Path | None) -> str | None:
     """Why ``suite`` cannot run on this install (None: it can)."""
-    from deltaspec.extras import available
+    from deltaspec.extras import available, install_hint
 
     if suite in {"fixtures", "writes"} and not (fixtures_dir(fixtures) / "MANIFEST.json").is_file():
         return (
@@ -43,7 +43,7 @@ def missing_prerequisite(suite: str, fixtures: Path | None) -> str | None:
             "set DELTASPEC_FIXTURES"
         )
     if suite == "writes" and not available("pyspark"):
-        return "the writes suite needs pyspark: pip install 'deltaspec[spark]'"
+        return f"the writes suite needs pyspark: {install_hint('spark')}"
     return None
 
 

@@ -1,6 +1,6 @@
 """The PySpark write path: delta-spark's Python API (``DeltaTable``, ``format("deltaspec")``)
 over DataFrame writes, DML, compaction and reads on Spark, committed through deltaspec's own log
-(deltaspec.impl.txn.transaction). See README "Writing with Spark"."""
+(deltaspec.impl.txn.transaction). See docs/guides/pyspark.md."""
 
 from .compaction import CompactionResult, TableFailure, compact, compact_tables
 from .dml import DmlResult, MergeClause, delete, merge, update

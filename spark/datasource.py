@@ -19,8 +19,8 @@ transaction that read the planned snapshot. Options: ``mode`` append/overwrite, 
 ``delta.*`` properties on creation, ``replaceWhere`` over partition columns (read by
 partition_sql). Spark hands a Python data source neither a session nor its parser, so a
 ``replaceWhere`` over data columns and tables with CHECK constraints are refused here with a
-typed error: use ``DeltaWriter`` (Spark's native writer, faster too: README "Writing with
-Spark").
+typed error: use ``DeltaWriter`` (Spark's native writer, faster too: docs/guides/pyspark.md,
+"Which writer when").
 """
 
 from __future__ import annotations

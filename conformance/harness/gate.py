@@ -9,8 +9,9 @@ release and every rule it cites holds at RELEASE (their ``Releases:`` lines) and
 at the newest release (no behaviour of spec/data/releases.json naming the rule starts or ends in
 between); the others are skipped with that reason.
 
-Exit codes (README.md, ``deltaspec conformance --help``): 0 pass; 1 a case failed; 2 usage or
-set-up error (unknown adapter, a bridge that does not start, bad corpus); 3 coverage not met.
+Exit codes (docs/guides/ci-gate.md, ``deltaspec conformance --help``): 0 pass; 1 a case failed;
+2 usage or set-up error (unknown adapter, a bridge that does not start, bad corpus); 3 coverage
+not met.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from .stages import StageResult, StageSkipped
 
 def spark_session() -> object:
     """This process's SparkSession with delta-spark, or StageSkipped saying why there is none."""
-    from deltaspec.extras import available
+    from deltaspec.extras import available, install_hint
 
     if not available("pyspark"):
-        raise StageSkipped("needs pyspark: pip install 'deltaspec[spark]'")
+        raise StageSkipped(f"needs pyspark: {install_hint('spark')}")
     from ..adapters.deltaspark_session import (
         DeltaSparkUnavailable,
         delta_session,

@@ -1,6 +1,6 @@
-"""Every example of README's "Writing with Spark" runs: the section's Python blocks, in order, in
-one namespace (later blocks use what earlier ones made), with the quickstart's table path moved
-into a temporary directory."""
+"""Every example of the PySpark guide (docs/guides/pyspark.md) runs: the page's Python blocks, in
+order, in one namespace (later blocks use what earlier ones made), with the quickstart's table path
+moved into a temporary directory."""
 
 from __future__ import annotations
 
@@ -14,17 +14,16 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 pytestmark = pytest.mark.spark
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "pyspark.md"
 QUICKSTART_PATH = "/tmp/deltaspec-quickstart"
 
 
 def spark_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Writing with Spark") : text.index("## Reliability")]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    text = GUIDE.read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def test_the_section_has_the_examples() -> None:
+def test_the_guide_has_the_examples() -> None:
     blocks = spark_blocks()
     assert len(blocks) >= 5
     joined = "\n".join(blocks)
@@ -35,10 +34,10 @@ def test_the_section_has_the_examples() -> None:
 
 def test_every_example_runs(spark: Any, tmp_path: Path) -> None:
     base = str(tmp_path / "quickstart")
-    namespace: dict[str, Any] = {"__name__": "readme"}
+    namespace: dict[str, Any] = {"__name__": "pyspark_guide"}
     for block in spark_blocks():
         assert QUICKSTART_PATH not in block or block.count(QUICKSTART_PATH) == 1
-        exec(compile(block.replace(QUICKSTART_PATH, base), "README.md", "exec"), namespace)
+        exec(compile(block.replace(QUICKSTART_PATH, base), str(GUIDE), "exec"), namespace)
     # the quickstart table went through create, overwrite, DML, MERGE, OPTIMIZE and RESTORE
     operations = [r["operation"] for r in namespace["table"].history().collect()]
     assert operations[0] == "DELETE"  # the races example, on its own table
