@@ -126,13 +126,9 @@ class Writer:
 
     @classmethod
     def of(cls, data: Json) -> Writer:
-        return cls(
-            data.get("operation", "WRITE"),
-            data.get("changes_data"),
-            tuple(data.get("reads", [])),
-            tuple(data.get("actions", [])),
-            data.get("commit_if_needed", True),
-        )
+        spec = WriterSpec.of(data)
+        reads, actions = tuple(data.get("reads", [])), tuple(data.get("actions", []))
+        return cls(spec.operation, spec.changes_data, reads, actions, spec.commit_if_needed)
 
     @property
     def spec(self) -> WriterSpec:
@@ -149,9 +145,23 @@ class StepBase:
     def now(self, index: int) -> int:
         return index if self.time is None else self.time
 
+    @property
+    def writer(self) -> str | None:
+        """The writer the step acts for (None: a checkpoint or log cleanup)."""
+        return None
+
 
 @dataclass(frozen=True, kw_only=True)
-class Begin(StepBase):
+class WriterStep(StepBase):
+    """A step that acts for a writer, named by the step's key."""
+
+    @property
+    def writer(self) -> str:
+        return str(getattr(self, self.KIND))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Begin(WriterStep):
     """Open writer ``begin``'s transaction on ``version`` (None: the latest; -1: no table),
     record its reads and stage its actions."""
 
@@ -161,7 +171,7 @@ class Begin(StepBase):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Commit(StepBase):
+class Commit(WriterStep):
     """Run writer ``commit``'s whole commit loop."""
 
     KIND: ClassVar[str] = "commit"
@@ -169,7 +179,7 @@ class Commit(StepBase):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TryWrite(StepBase):
+class TryWrite(WriterStep):
     """One put-if-absent attempt of writer ``try_write`` at its attempt version."""
 
     KIND: ClassVar[str] = "try_write"
@@ -177,7 +187,7 @@ class TryWrite(StepBase):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Resolve(StepBase):
+class Resolve(WriterStep):
     """Check the winners since writer ``resolve``'s last attempt."""
 
     KIND: ClassVar[str] = "resolve"
@@ -201,16 +211,8 @@ class CleanUpLog(StepBase):
 
 
 Step = Begin | Commit | TryWrite | Resolve | Checkpoint | CleanUpLog
-WriterStep = Begin | Commit | TryWrite | Resolve
 _STEPS: tuple[type[Step], ...] = (Begin, Checkpoint, CleanUpLog, Commit, TryWrite, Resolve)
 """The step kinds, in the order a step naming several is read as the first."""
-
-
-def step_writer(step: Step) -> str | None:
-    """The writer a step acts for (None: a checkpoint or log cleanup)."""
-    if isinstance(step, Checkpoint | CleanUpLog):
-        return None
-    return str(getattr(step, step.KIND))
 
 
 def _step(data: Json, source: str) -> Step:

@@ -27,7 +27,7 @@ from typing import Any
 from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
 
 from .judge import Divergence, judge
-from .scenarios import Expectation, RunResult, Scenario, outcome_kind, step_writer
+from .scenarios import Expectation, RunResult, Scenario, outcome_kind
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -135,7 +135,7 @@ class CaseResult:
 
 def _outcome_step(scenario: Scenario, writer: str) -> int | None:
     """The index of the last step that gave ``writer`` its outcome."""
-    found = [i for i, step in enumerate(scenario.steps) if step_writer(step) == writer]
+    found = [i for i, step in enumerate(scenario.steps) if step.writer == writer]
     return found[-1] if found else None
 
 
