@@ -1,7 +1,9 @@
 """Bootstrap: create and reuse `.venv`, then run the main job or the test suite.
 
-    python3 dev.py check   # the oracle's main job (`deltaspec check`)
-    python3 dev.py test    # lint, types, the docs site build and the whole test suite
+    python3 dev.py check          # the oracle's main job (`deltaspec check`)
+    python3 dev.py test           # lint, types, the docs site build and the whole test suite
+    python3 dev.py test --quick   # the same without the tests marked slow: no SparkSession,
+                                  # no other engine process (the inner loop)
 
 Needs nothing but python3 (and Java 17 once the Spark path is installed). The
 package is installed in strict editable mode, so the installed `deltaspec`
@@ -64,6 +66,8 @@ def main(argv: list[str]) -> int:
         return 2
     ensure_venv()
     command, rest = argv[0], argv[1:]
+    if command == "test" and "--quick" in rest:
+        rest = [arg for arg in rest if arg != "--quick"] + ["-m", "not slow"]
     if command == "check":
         return subprocess.run([str(BIN / "deltaspec"), "check", *rest], cwd=ROOT).returncode
     with tempfile.TemporaryDirectory(prefix="deltaspec-site-") as site:

@@ -66,15 +66,6 @@ class TableSetup:
     table: Json | None = None
     commits: tuple[tuple[Json, ...], ...] = ()
 
-    @classmethod
-    def of(cls, scenario: Json) -> TableSetup:
-        return cls(
-            scenario.get("profile"),
-            dict(scenario.get("config", {})),
-            scenario.get("table"),
-            tuple(tuple(c) for c in scenario.get("commits", [])),
-        )
-
     @property
     def session_settings(self) -> dict[str, Any]:
         """``config`` as the keyword arguments of a release profile."""

@@ -58,7 +58,7 @@ def not_for_release(
     scenario: Scenario | LogVector, release: Release, rules: Mapping[str, Rule]
 ) -> str | None:
     """Why ``scenario`` does not apply to an engine following ``release`` (None: it applies)."""
-    own, newest = parse_release(scenario.data.get("profile", NEWEST)), parse_release(NEWEST)
+    own, newest = parse_release(scenario.profile or NEWEST), parse_release(NEWEST)
     if own[:2] == release[:2]:
         return None
     if own != newest:

@@ -107,6 +107,11 @@ class LogVector:
     def rules(self) -> tuple[str, ...]:
         return tuple(self.data["rules"])
 
+    @property
+    def profile(self) -> None:
+        """A log vector is for the newest release (its schema has no ``profile``)."""
+        return None
+
 
 @cache
 def schema() -> Json:

@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import cast
 
-from .adapter import (
-    Adapter,
-    Capability,
-    ChecksumSource,
-    Json,
-    LogCleaner,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
+from .adapter import Adapter, Capability, ChecksumSource, Json, LogCleaner, Unsupported
+from .scenarios import (
+    Begin,
+    Checkpoint,
+    CleanUpLog,
+    Commit,
+    Resolve,
+    RunResult,
+    Scenario,
+    Step,
+    TryWrite,
 )
-from .scenarios import RunResult, Scenario
 
-STEP_NEEDS = {
-    "try_write": Capability.COMMIT_STEPS,
-    "resolve": Capability.COMMIT_STEPS,
-    "clean_up_log": Capability.LOG_CLEANUP,
+STEP_NEEDS: dict[type[Step], Capability] = {
+    TryWrite: Capability.COMMIT_STEPS,
+    Resolve: Capability.COMMIT_STEPS,
+    CleanUpLog: Capability.LOG_CLEANUP,
 }
 
 
 def unsupported_steps(adapter: Adapter, scenario: Scenario) -> list[str]:
-    """The steps of ``scenario`` that ``adapter`` cannot take."""
+    """The kinds of the steps of ``scenario`` that ``adapter`` cannot take."""
     return [
-        kind
-        for step in scenario.data["steps"]
-        for kind, needs in STEP_NEEDS.items()
-        if kind in step and needs not in adapter.capabilities
+        step.KIND
+        for step in scenario.steps
+        if (needs := STEP_NEEDS.get(type(step))) is not None and needs not in adapter.capabilities
     ]
 
 
@@ -39,47 +38,41 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
     missing = unsupported_steps(adapter, scenario)
     if missing:
         raise Unsupported(f"{adapter.name} cannot take {sorted(set(missing))} steps")
-    data = scenario.data
-    if "expect_checkpoints" in data and Capability.CHECKPOINT not in adapter.capabilities:
+    capabilities = adapter.capabilities
+    if scenario.expect_checkpoints is not None and Capability.CHECKPOINT not in capabilities:
         raise Unsupported(f"{adapter.name} cannot list checkpoints")
-    if "expect_checksums" in data and Capability.CHECKSUMS not in adapter.capabilities:
+    if scenario.expect_checksums is not None and Capability.CHECKSUMS not in capabilities:
         raise Unsupported(f"{adapter.name} cannot read checksum files")
     try:
-        adapter.create(TableSetup.of(data))
+        adapter.create(scenario.setup)
         outcomes: dict[str, Json] = {}
-        for index, step in enumerate(data["steps"]):
-            now = step.get("time", index)
-            if "begin" in step:
-                name = step["begin"]
-                writer = data["writers"][name]
-                failed = adapter.begin(name, WriterSpec.of(writer), step.get("version"), now)
+        for index, step in enumerate(scenario.steps):
+            now = step.now(index)
+            if isinstance(step, Begin):
+                name, writer = step.begin, scenario.writers[step.begin]
+                failed = adapter.begin(name, writer.spec, step.version, now)
                 if failed is not None:
                     outcomes[name] = failed
                     continue
-                for read in writer.get("reads", []):
+                for read in writer.reads:
                     adapter.read(name, read)
-                adapter.stage(name, writer.get("actions", []), now)
+                adapter.stage(name, writer.actions, now)
                 outcomes[name] = {"pending": True}
-            elif "checkpoint" in step:
-                adapter.checkpoint(step["checkpoint"], now)
-            elif "clean_up_log" in step:
-                cast(LogCleaner, adapter).clean_up_log(step["clean_up_log"], now)
+            elif isinstance(step, Checkpoint):
+                adapter.checkpoint(step.checkpoint, now)
+            elif isinstance(step, CleanUpLog):
+                cast(LogCleaner, adapter).clean_up_log(step.clean_up_log, now)
+            elif isinstance(step, Commit):
+                outcomes[step.commit] = adapter.commit(step.commit, now)
+            elif isinstance(step, TryWrite):
+                outcomes[step.try_write] = adapter.try_write(step.try_write, now)
             else:
-                kind = next(k for k in ("commit", "try_write", "resolve") if k in step)
-                outcomes[step[kind]] = _steps(adapter)[kind](step[kind], now)
-        checkpoints = adapter.checkpoints() if "expect_checkpoints" in data else None
+                outcomes[step.resolve] = adapter.resolve(step.resolve)
+        checkpoints = adapter.checkpoints() if scenario.expect_checkpoints is not None else None
         checksums = {
-            version: cast(ChecksumSource, adapter).checksum(int(version))
-            for version in data.get("expect_checksums", {})
+            version: cast(ChecksumSource, adapter).checksum(version)
+            for version in scenario.expect_checksums or {}
         }
         return RunResult(outcomes, adapter.snapshot(), checkpoints, checksums or None)
     finally:
         adapter.close()
-
-
-def _steps(adapter: Adapter) -> dict[str, Callable[[str, int], Json]]:
-    return {
-        "commit": adapter.commit,
-        "try_write": adapter.try_write,
-        "resolve": lambda name, _now: adapter.resolve(name),
-    }

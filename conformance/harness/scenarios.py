@@ -1,8 +1,10 @@
-"""Scenario vectors: loading, schema validation, and judging an adapter's results.
+"""Scenario vectors: loading, schema validation, and the vector as typed values.
 
-The vectors are language-neutral JSON (spec/scenarios.md). An adapter runs a
-scenario and reports, per writer, an outcome in the same JSON shape as the
-expectations, plus the final snapshot; this module decides pass or fail.
+The vectors are language-neutral JSON (spec/scenarios.md, spec/scenario.schema.json). A vector is
+validated against the schema once, when it is loaded, and parsed into frozen values
+(:class:`Scenario` and the types below, named after the JSON keys in snake_case); the runner, the
+adapters and the judge (harness/judge.py) read those. What crosses the adapter interface stays the
+vectors' JSON (harness/adapter.py): the initial table, setup commits, a writer's reads and actions.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 import jsonschema
 
 from deltaspec.rules import spec_root
+
+from .adapter import TableSetup, WriterSpec
 
 Json = dict[str, Any]
 
@@ -30,18 +34,328 @@ class ScenarioError(ValueError):
         self.source = source
 
 
+def outcome_kind(outcome: Json) -> str:
+    """An outcome (a vector's or an adapter's JSON) as ``committed``, ``skipped``, ``pending``
+    or ``failed`` (a conflict or an error)."""
+    return next((k for k in ("committed", "skipped", "pending") if k in outcome), "failed")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One outcome of a writer as a vector expects it (the schema's ``outcome``): committed at
+    a version (with ``commit_info`` fields the written commitInfo must carry, a null one demanding
+    absence), a ``conflict`` with the ``winner`` that caused it, an ``error``, ``skipped`` or
+    ``pending``. Fields the vector leaves out are None (False for the flags)."""
+
+    committed: int | None = None
+    commit_info: Mapping[str, Any] | None = None
+    conflict: str | None = None
+    winner: int | None = None
+    error: str | None = None
+    skipped: bool = False
+    pending: bool = False
+
+    @classmethod
+    def of(cls, data: Json) -> Outcome:
+        return cls(
+            data.get("committed"),
+            data.get("commit_info"),
+            data.get("conflict"),
+            data.get("winner"),
+            data.get("error"),
+            "skipped" in data,
+            "pending" in data,
+        )
+
+    def as_json(self) -> Json:
+        """The outcome as the vector spells it."""
+        out: Json = {}
+        for key in ("committed", "commit_info", "conflict", "winner", "error"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        for key in ("skipped", "pending"):
+            if getattr(self, key):
+                out[key] = True
+        return out
+
+    @property
+    def kind(self) -> str:
+        return outcome_kind(self.as_json())
+
+    def met_by(self, actual: Json) -> bool:
+        """Whether an adapter's outcome (the same JSON shape) is this one: every field given
+        equal, ``commit_info`` a subset of the written one."""
+        wanted = self.as_json()
+        info = wanted.pop("commit_info", {})
+        written = actual.get("commit_info", {})
+        return all(actual.get(k) == v for k, v in wanted.items()) and all(
+            written.get(k) == v for k, v in info.items()
+        )
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A writer's expected outcome: any of ``one_of`` (one outcome unless the vector lists
+    several)."""
+
+    one_of: tuple[Outcome, ...]
+
+    @classmethod
+    def of(cls, data: Json) -> Expectation:
+        return cls(tuple(Outcome.of(o) for o in data.get("one_of", [data])))
+
+    def as_json(self) -> Json:
+        if len(self.one_of) == 1:
+            return self.one_of[0].as_json()
+        return {"one_of": [o.as_json() for o in self.one_of]}
+
+    def met_by(self, actual: Json) -> bool:
+        return any(option.met_by(actual) for option in self.one_of)
+
+
+@dataclass(frozen=True)
+class Writer:
+    """One transaction of the vector (spec/scenarios.md, Writers). ``reads`` and ``actions``
+    stay the vector's JSON: they cross the adapter interface as they are."""
+
+    operation: str = "WRITE"
+    changes_data: bool | None = None
+    reads: tuple[Json, ...] = ()
+    actions: tuple[Json, ...] = ()
+    commit_if_needed: bool = True
+
+    @classmethod
+    def of(cls, data: Json) -> Writer:
+        spec = WriterSpec.of(data)
+        reads, actions = tuple(data.get("reads", [])), tuple(data.get("actions", []))
+        return cls(spec.operation, spec.changes_data, reads, actions, spec.commit_if_needed)
+
+    @property
+    def spec(self) -> WriterSpec:
+        return WriterSpec(self.operation, self.changes_data, self.commit_if_needed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepBase:
+    """What every step has: its clock (ms; None: the step's index in ``steps``)."""
+
+    KIND: ClassVar[str]
+    time: int | None = None
+
+    def now(self, index: int) -> int:
+        return index if self.time is None else self.time
+
+    @property
+    def writer(self) -> str | None:
+        """The writer the step acts for (None: a checkpoint or log cleanup)."""
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriterStep(StepBase):
+    """A step that acts for a writer, named by the step's key."""
+
+    @property
+    def writer(self) -> str:
+        return str(getattr(self, self.KIND))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Begin(WriterStep):
+    """Open writer ``begin``'s transaction on ``version`` (None: the latest; -1: no table),
+    record its reads and stage its actions."""
+
+    KIND: ClassVar[str] = "begin"
+    begin: str
+    version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Commit(WriterStep):
+    """Run writer ``commit``'s whole commit loop."""
+
+    KIND: ClassVar[str] = "commit"
+    commit: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TryWrite(WriterStep):
+    """One put-if-absent attempt of writer ``try_write`` at its attempt version."""
+
+    KIND: ClassVar[str] = "try_write"
+    try_write: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resolve(WriterStep):
+    """Check the winners since writer ``resolve``'s last attempt."""
+
+    KIND: ClassVar[str] = "resolve"
+    resolve: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkpoint(StepBase):
+    """Write a checkpoint of version ``checkpoint``."""
+
+    KIND: ClassVar[str] = "checkpoint"
+    checkpoint: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CleanUpLog(StepBase):
+    """Delete the log's files of every version below ``clean_up_log``, a checkpointed version."""
+
+    KIND: ClassVar[str] = "clean_up_log"
+    clean_up_log: int
+
+
+Step = Begin | Commit | TryWrite | Resolve | Checkpoint | CleanUpLog
+_STEPS: tuple[type[Step], ...] = (Begin, Checkpoint, CleanUpLog, Commit, TryWrite, Resolve)
+"""The step kinds, in the order a step naming several is read as the first."""
+
+
+def _step(data: Json, source: str) -> Step:
+    kind = next((k for k in _STEPS if k.KIND in data), None)
+    if kind is None:
+        raise ScenarioError(source, f"a step names no action: {data}")
+    if kind is Begin:
+        return Begin(begin=data["begin"], version=data.get("version"), time=data.get("time"))
+    return kind(**{kind.KIND: data[kind.KIND]}, time=data.get("time"))
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """The conflict-matrix cell a vector realises (spec/data/conflict_matrix.json)."""
+
+    winner: str
+    loser: str
+    isolation: str
+    partitions: str
+
+
+SNAPSHOT_KEYS = ("version", "files", "tombstones", "app_txns", "domains", "properties",
+                 "protocol", "row_ids")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ExpectedSnapshot:
+    """The latest snapshot after all steps, as far as the vector gives it (None: not checked);
+    each field in the adapters' snapshot shape (harness/adapter.py)."""
+
+    version: int | None = None
+    files: tuple[str, ...] | None = None
+    tombstones: tuple[str, ...] | None = None
+    app_txns: Mapping[str, int] | None = None
+    domains: Mapping[str, str] | None = None
+    properties: Mapping[str, str] | None = None
+    protocol: Json | None = None
+    row_ids: Mapping[str, list[int | None]] | None = None
+    order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    """The fields given, in the vector's order (reports list differences in it)."""
+
+    @classmethod
+    def of(cls, data: Json) -> ExpectedSnapshot:
+        values: dict[str, Any] = {
+            k: tuple(v) if k in {"files", "tombstones"} else v for k, v in data.items()
+        }
+        return cls(**values, order=tuple(data))
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """The fields given, by their JSON name: lists of paths as lists."""
+        for key in self.order:
+            value = getattr(self, key)
+            yield key, list(value) if isinstance(value, tuple) else value
+
+
+CHECKSUM_FIELDS = {
+    "tableSizeBytes": "table_size_bytes",
+    "numFiles": "num_files",
+    "numMetadata": "num_metadata",
+    "numProtocol": "num_protocol",
+    "inCommitTimestampOpt": "in_commit_timestamp_opt",
+}
+
+
+@dataclass(frozen=True)
+class ExpectedChecksum:
+    """Fields of the ``<v>.crc`` the writer of a version left (CHECKSUM.WRITE); None: not
+    checked."""
+
+    table_size_bytes: int | None = None
+    num_files: int | None = None
+    num_metadata: int | None = None
+    num_protocol: int | None = None
+    in_commit_timestamp_opt: int | None = None
+
+    @classmethod
+    def of(cls, data: Json) -> ExpectedChecksum:
+        return cls(**{CHECKSUM_FIELDS[k]: v for k, v in data.items()})
+
+    def as_json(self) -> Json:
+        """The fields given, by their names in the checksum file."""
+        given = {key: getattr(self, name) for key, name in CHECKSUM_FIELDS.items()}
+        return {key: value for key, value in given.items() if value is not None}
+
+
 @dataclass(frozen=True)
 class Scenario:
+    """One scenario vector, typed (spec/scenarios.md; field names are its JSON keys).
+
+    ``data`` is the vector's JSON as read, kept for what needs the document itself rather than
+    its meaning: the digest of a vector in spec/data/verified_live.json
+    (conformance/tools/verified_live.py) and tests that derive a variant of a vector and parse it
+    again (:meth:`of`)."""
+
     source: str
-    data: Json
+    id: str
+    description: str
+    rules: tuple[str, ...]
+    writers: Mapping[str, Writer]
+    steps: tuple[Step, ...]
+    expect: Mapping[str, Expectation]
+    profile: str | None = None
+    matrix_cell: MatrixCell | None = None
+    config: Json = field(default_factory=dict)
+    table: Json | None = None
+    commits: tuple[tuple[Json, ...], ...] = ()
+    expect_snapshot: ExpectedSnapshot = ExpectedSnapshot()
+    expect_checkpoints: tuple[int, ...] | None = None
+    expect_checksums: Mapping[int, ExpectedChecksum] | None = None
+    data: Json = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, data: Json, source: str) -> Scenario:
+        """The typed vector of ``data`` (already checked against the schema: :func:`parse_scenario`
+        does both; fields the schema requires and a partial vector leaves out are empty)."""
+        cell = data.get("matrix_cell")
+        checkpoints = data.get("expect_checkpoints")
+        checksums = data.get("expect_checksums")
+        crcs = None if checksums is None else {int(v): ExpectedChecksum.of(c)
+                                               for v, c in checksums.items()}  # fmt: skip
+        return cls(
+            source,
+            str(data["id"]),
+            data.get("description", ""),
+            tuple(data["rules"]),
+            {name: Writer.of(w) for name, w in data.get("writers", {}).items()},
+            tuple(_step(step, source) for step in data.get("steps", [])),
+            {name: Expectation.of(e) for name, e in data["expect"].items()},
+            data.get("profile"),
+            None if cell is None else MatrixCell(**cell),
+            dict(data.get("config", {})),
+            data.get("table"),
+            tuple(tuple(c) for c in data.get("commits", [])),
+            ExpectedSnapshot.of(data.get("expect_snapshot", {})),
+            None if checkpoints is None else tuple(checkpoints),
+            crcs,
+            data,
+        )
 
     @property
-    def id(self) -> str:
-        return str(self.data["id"])
-
-    @property
-    def rules(self) -> tuple[str, ...]:
-        return tuple(self.data["rules"])
+    def setup(self) -> TableSetup:
+        """The world before the first step, as the adapters' ``create`` takes it."""
+        return TableSetup(self.profile, dict(self.config), self.table, self.commits)
 
 
 @dataclass(frozen=True)
@@ -51,22 +365,7 @@ class RunResult:
     outcomes: Mapping[str, Json]
     snapshot: Json = field(default_factory=dict)
     checkpoints: tuple[int, ...] | None = None  # only for vectors with expect_checkpoints
-    checksums: Mapping[str, Json | None] | None = None  # only for vectors with expect_checksums
-
-
-class ScenarioRunner(Protocol):
-    def __call__(self, scenario: Scenario) -> RunResult: ...
-
-
-@dataclass(frozen=True)
-class Verdict:
-    scenario: Scenario
-    failures: tuple[str, ...]
-    error: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures and self.error is None
+    checksums: Mapping[int, Json | None] | None = None  # only for vectors with expect_checksums
 
 
 def schema_string(columns: list[Json]) -> str:
@@ -95,7 +394,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
         raise ScenarioError(source, f"schema violation at {where}: {errors[0].message}")
-    return Scenario(source, data)
+    return Scenario.of(data, source)
 
 
 def _walk(root: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
@@ -123,60 +422,3 @@ def load_scenarios(
     if duplicates:
         raise ScenarioError("scenarios", f"duplicate ids: {duplicates}")
     return scenarios
-
-
-def _outcome_matches(expected: Json, actual: Json) -> bool:
-    for key in ("committed", "conflict", "error", "skipped", "pending"):
-        if key in expected and expected[key] != actual.get(key):
-            return False
-    if "winner" in expected and expected["winner"] != actual.get("winner"):
-        return False
-    written = actual.get("commit_info", {})
-    return all(written.get(k) == v for k, v in expected.get("commit_info", {}).items())
-
-
-def expectation_met(expected: Json, actual: Json) -> bool:
-    options = expected.get("one_of", [expected])
-    return any(_outcome_matches(option, actual) for option in options)
-
-
-def _snapshot_failures(expected: Json, actual: Json) -> list[str]:
-    failures = []
-    for key, want in expected.items():
-        got = actual.get(key)
-        if key in {"files", "tombstones"}:
-            want, got = sorted(want), sorted(got or [])
-        if want != got:
-            failures.append(f"snapshot {key}: expected {want!r}, got {got!r}")
-    return failures
-
-
-def checksum_fields(result: RunResult, version: str, want: Json) -> Json | None:
-    """The fields ``want`` names of the ``<version>.crc`` the run left (None: no file), to
-    compare with ``expect_checksums`` (CHECKSUM.WRITE)."""
-    found = (result.checksums or {}).get(version)
-    return None if found is None else {k: found.get(k) for k in want}
-
-
-def judge(scenario: Scenario, result: RunResult) -> Verdict:
-    failures = []
-    for writer, expected in scenario.data["expect"].items():
-        actual = result.outcomes.get(writer, {"pending": True})
-        if not expectation_met(expected, actual):
-            failures.append(f"writer {writer}: expected {expected}, got {actual}")
-    failures += _snapshot_failures(scenario.data.get("expect_snapshot", {}), result.snapshot)
-    for version, want in scenario.data.get("expect_checksums", {}).items():
-        got = checksum_fields(result, version, want)
-        if got != want:
-            failures.append(f"checksum {version}: expected {want!r}, got {got!r}")
-    return Verdict(scenario, tuple(failures))
-
-
-def run_all(scenarios: Iterable[Scenario], runner: ScenarioRunner) -> list[Verdict]:
-    verdicts = []
-    for scenario in scenarios:
-        try:
-            verdicts.append(judge(scenario, runner(scenario)))
-        except Exception as error:  # an adapter crash is a failed vector, reported as such
-            verdicts.append(Verdict(scenario, (), f"{type(error).__name__}: {error}"))
-    return verdicts

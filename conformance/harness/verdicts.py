@@ -26,12 +26,8 @@ from typing import Any
 
 from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
 
-from .scenarios import (
-    RunResult,
-    Scenario,
-    checksum_fields,
-    expectation_met,
-)
+from .judge import Divergence, judge
+from .scenarios import Expectation, RunResult, Scenario, outcome_kind
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -63,22 +59,10 @@ _SEVERITY = {
 LENIENT = frozenset({Verdict.SPURIOUS, Verdict.WRONG_KIND})
 
 
-def _kind(outcome: Json) -> str:
-    if "committed" in outcome:
-        return "committed"
-    if "skipped" in outcome:
-        return "skipped"
-    if "pending" in outcome:
-        return "pending"
-    return "failed"  # a conflict or an error
-
-
-def _writer_verdict(expected: Json, actual: Json) -> Verdict:
-    if expectation_met(expected, actual):
-        return Verdict.PASS
-    options = expected.get("one_of", [expected])
-    wanted = {_kind(o) for o in options}
-    got = _kind(actual)
+def _writer_verdict(expected: Expectation, actual: Json) -> Verdict:
+    """How bad a writer's outcome is that does not meet ``expected`` (the judge found it)."""
+    wanted = {option.kind for option in expected.one_of}
+    got = outcome_kind(actual)
     if got in {"committed", "skipped"} and "failed" in wanted and not wanted & {got}:
         return Verdict.UNSAFE if got == "committed" else Verdict.WRONG
     if got == "failed" and wanted & {"committed", "skipped"} and "failed" not in wanted:
@@ -151,81 +135,59 @@ class CaseResult:
 
 def _outcome_step(scenario: Scenario, writer: str) -> int | None:
     """The index of the last step that gave ``writer`` its outcome."""
-    steps = scenario.data.get("steps", [])
-    kinds = ("begin", "commit", "try_write", "resolve")
-    found = [i for i, step in enumerate(steps) if any(step.get(k) == writer for k in kinds)]
+    found = [i for i, step in enumerate(scenario.steps) if step.writer == writer]
     return found[-1] if found else None
 
 
 def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = True) -> CaseResult:
-    """The verdict of one run against the vector's expectations (the worst writer decides).
+    """The verdict of one run against the vector's expectations: the judge's divergences
+    (harness/judge.py) graded, the worst deciding.
 
-    The root cause is graded: once a writer diverged, a snapshot that differs is that
-    divergence's knock-on (a spurious conflict leaves its files out) and gets the writer's
-    verdict, not a second, worse one."""
+    The root cause is graded: once a writer diverged, a snapshot, checkpoint list or checksum
+    that differs is that divergence's knock-on (a spurious conflict leaves its files out) and
+    gets the writer's verdict, not a second, worse one. Without one, a live file set that
+    differs is lost or duplicated data (unsafe); anything else that differs is wrong."""
+    divergences = judge(scenario, result, compare_files=compare_files).divergences
     worst, details, failures = Verdict.PASS, [], []
-    for writer, expected in scenario.data["expect"].items():
-        actual = result.outcomes.get(writer, {"pending": True})
-        verdict = _writer_verdict(expected, actual)
-        if verdict is not Verdict.PASS:
-            details.append(
-                f"{writer}: {verdict.value}: expected {_text(expected)}, got {_text(actual)}"
-            )
-            failures.append(
-                {
-                    "writer": writer,
-                    "step": _outcome_step(scenario, writer),
-                    "verdict": verdict.value,
-                    "expected": expected,
-                    "got": actual,
-                }
-            )
-            worst = max(worst, verdict, key=lambda v: v.severity)
-    writers_worst = worst
-    for key, want in scenario.data.get("expect_snapshot", {}).items():
-        if key in {"files", "tombstones"} and not compare_files:
+    for found in divergences:
+        if found.subject != "writer":
             continue
-        got = result.snapshot.get(key)
-        if key in {"files", "tombstones"}:
-            want, got = sorted(want), sorted(got or [])
-        if want != got:
-            # a file set that differs after every writer met its expectation is lost or
-            # duplicated data; after a writer already diverged it is that divergence's effect
-            knock_on = writers_worst is not Verdict.PASS
-            verdict = (
-                writers_worst if knock_on else (Verdict.UNSAFE if key == "files" else Verdict.WRONG)
-            )
-            label = f"{verdict.value}, knock-on" if knock_on else verdict.value
-            details.append(f"snapshot {key}: {label}: expected {_text(want)}, got {_text(got)}")
-            entry = {
-                "snapshot": key,
-                "step": None,
-                "verdict": verdict.value,
-                "expected": want,
-                "got": got,
-            }
-            failures.append({**entry, "knock_on": True} if knock_on else entry)
-            worst = max(worst, verdict, key=lambda v: v.severity)
-    if "expect_checkpoints" in scenario.data:
-        want, got = sorted(scenario.data["expect_checkpoints"]), sorted(result.checkpoints or ())
-        if want != got:
-            knock_on = writers_worst is not Verdict.PASS
-            verdict = writers_worst if knock_on else Verdict.WRONG
-            details.append(f"checkpoints: {verdict.value}: expected {want}, got {got}")
-            failures.append({"checkpoints": True, "step": None, "verdict": verdict.value,
-                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
-            worst = max(worst, verdict, key=lambda v: v.severity)
-    for version, want in scenario.data.get("expect_checksums", {}).items():
-        got = checksum_fields(result, version, want)
-        if got != want:
-            knock_on = writers_worst is not Verdict.PASS
-            verdict = writers_worst if knock_on else Verdict.WRONG
-            details.append(f"checksum {version}: {verdict.value}: expected {_text(want)}, "
-                           f"got {_text(got)}")  # fmt: skip
-            failures.append({"checksum": int(version), "step": None, "verdict": verdict.value,
-                             "expected": want, "got": got, "knock_on": knock_on})  # fmt: skip
-            worst = max(worst, verdict, key=lambda v: v.severity)
+        expected, writer = found.expected.as_json(), str(found.name)
+        verdict = _writer_verdict(found.expected, found.got)
+        got = found.got
+        details.append(f"{writer}: {verdict.value}: expected {_text(expected)}, got {_text(got)}")
+        step = _outcome_step(scenario, writer)
+        failures.append({"writer": writer, "step": step, "verdict": verdict.value,
+                         "expected": expected, "got": got})  # fmt: skip
+        worst = max(worst, verdict, key=lambda v: v.severity)
+    writers_worst = worst
+    knock_on = writers_worst is not Verdict.PASS
+    for found in divergences:
+        if found.subject == "writer":
+            continue
+        lost_data = (found.subject, found.name) == ("snapshot", "files")
+        verdict = writers_worst if knock_on else Verdict.UNSAFE if lost_data else Verdict.WRONG
+        detail, entry = _described(found, verdict, knock_on)
+        details.append(detail)
+        failures.append(entry)
+        worst = max(worst, verdict, key=lambda v: v.severity)
     return CaseResult(scenario.id, worst, tuple(details), scenario.rules, failures=tuple(failures))
+
+
+def _described(found: Divergence, verdict: Verdict, knock_on: bool) -> tuple[str, Json]:
+    """A divergence other than a writer's as a report's detail line and structured failure."""
+    want, got = found.expected, found.got
+    common = {"step": None, "verdict": verdict.value, "expected": want, "got": got}
+    if found.subject == "snapshot":
+        label = f"{verdict.value}, knock-on" if knock_on else verdict.value
+        entry = {"snapshot": found.name, **common}
+        return (f"snapshot {found.name}: {label}: expected {_text(want)}, got {_text(got)}",
+                {**entry, "knock_on": True} if knock_on else entry)  # fmt: skip
+    if found.subject == "checkpoints":
+        return (f"checkpoints: {verdict.value}: expected {want}, got {got}",
+                {"checkpoints": True, **common, "knock_on": knock_on})  # fmt: skip
+    return (f"checksum {found.name}: {verdict.value}: expected {_text(want)}, got {_text(got)}",
+            {"checksum": found.name, **common, "knock_on": knock_on})  # fmt: skip
 
 
 @cache

@@ -20,7 +20,7 @@ import pytest
 from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter, outcome_of, predicate_sql
 from deltaspec.conformance.adapters.deltaspark_session import RELEASE
 from deltaspec.conformance.harness.logvectors import load_log_vectors
-from deltaspec.conformance.harness.scenarios import Scenario, load_scenarios
+from deltaspec.conformance.harness.scenarios import Resolve, Scenario, TryWrite, load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite
 from deltaspec.conformance.harness.verdicts import Verdict, apply_known, load_known_issues
 from deltaspec.conformance.tools import verified_live as record
@@ -46,14 +46,13 @@ def rerun_on_the_engine() -> list[str]:
 
 def expected_decline(scenario: Scenario) -> str | None:
     """Why the adapter must decline ``scenario``, from the vector alone (None: it must run)."""
-    data = scenario.data
-    if any("try_write" in step or "resolve" in step for step in data["steps"]):
+    if any(isinstance(step, TryWrite | Resolve) for step in scenario.steps):
         return "cannot take"  # the runner checks the steps before the adapter sees the vector
-    if data.get("profile") not in (None, RELEASE):
-        return f"this vector is for release {data['profile']}"
-    for writer in data["writers"].values():
-        implied = writer.get("operation", "WRITE") in CHANGES_DATA
-        if writer.get("changes_data", implied) != implied:
+    if scenario.profile not in (None, RELEASE):
+        return f"this vector is for release {scenario.profile}"
+    for writer in scenario.writers.values():
+        implied = writer.operation in CHANGES_DATA
+        if writer.changes_data not in (None, implied):
             return "no override"
     return None
 
@@ -108,13 +107,12 @@ def test_a_changes_data_flag_is_declined_only_where_it_overrides_the_operation(s
     from dataclasses import replace
 
     base = SCENARIOS["isolation/levels/writeserializable-blind-append-ignored"]
-    writers = base.data["writers"]
-    implied = {name: writers[name].get("operation", "WRITE") in CHANGES_DATA for name in writers}
-    same = {name: {**w, "changes_data": implied[name]} for name, w in writers.items()}
-    other = {name: {**w, "changes_data": not implied[name]} for name, w in writers.items()}
+    implied = {name: w.operation in CHANGES_DATA for name, w in base.writers.items()}
+    same = {name: replace(w, changes_data=implied[name]) for name, w in base.writers.items()}
+    other = {name: replace(w, changes_data=not implied[name]) for name, w in base.writers.items()}
     results = run_scenario_suite(
         lambda root: DeltaSparkAdapter(root, spark),
-        [replace(base, data={**base.data, "writers": w}) for w in (same, other)],
+        [replace(base, writers=w) for w in (same, other)],
     )
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.SKIPPED], results
     assert any("no override" in detail for detail in results[1].details), results[1].details

@@ -10,6 +10,7 @@ import pytest
 
 from deltaspec.cli import check, main
 from deltaspec.conformance.oracle import mutants, services
+from deltaspec.conformance.oracle.catalog import by_id
 from deltaspec.conformance.oracle.mutants import Mutant, apply
 from deltaspec.conformance.oracle.stages import (
     IMPL_STAGE_NAMES,
@@ -74,13 +75,10 @@ def test_cleanup_deletes_something_in_some_scenarios(tmp_path: Path) -> None:
 
 
 SERVICE_BUGS = [
-    Mutant("cleanup-cutoff-exclusive", "", "deltaspec.impl.retention.log_cleanup:_new_start",
-           "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff"),
-    Mutant("vacuum-deletes-at-cutoff", "", "deltaspec.impl.retention.vacuum:_consider",
-           "if info.st_mtime_ns // 1_000_000 >= cutoff:",
-           "if info.st_mtime_ns // 1_000_000 > cutoff:"),
-    Mutant("time-travel-times-not-monotonic", "",
-           "deltaspec.impl.snapshot.timestamps:commit_timestamps", "moment = previous + 1", "pass"),
+    by_id("cleanup-cutoff-exclusive"),
+    by_id("vacuum-deletes-at-cutoff"),
+    Mutant("time-travel-times-not-monotonic", "", "ICT.TIME_TRAVEL", "moment = previous + 1",
+           "pass", "services", function="snapshot.timestamps:commit_timestamps"),
 ]  # fmt: skip
 
 

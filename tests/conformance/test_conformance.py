@@ -33,7 +33,7 @@ def _vector(expect, snapshot=None):
     data = {"id": "x", "rules": ["CONFLICT.APPEND_MATCH"], "expect": expect}
     if snapshot is not None:
         data["expect_snapshot"] = snapshot
-    return Scenario("memory", data)
+    return Scenario.of(data, "memory")
 
 
 @pytest.mark.parametrize(

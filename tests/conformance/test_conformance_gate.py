@@ -144,7 +144,7 @@ def test_a_spurious_conflict_knock_on_is_not_also_wrong():
     data = {"id": "x", "rules": ["CONFLICT.APPEND_MATCH"], "steps": [],
             "expect": {"A": {"committed": 1}},
             "expect_snapshot": {"version": 1, "files": ["a", "b"]}}  # fmt: skip
-    vector = Scenario("memory", data)
+    vector = Scenario.of(data, "memory")
     result = classify(vector, RunResult({"A": {"conflict": "CONCURRENT_APPEND"}},
                                         {"version": 0, "files": ["a"]}))  # fmt: skip
     assert result.verdict is Verdict.SPURIOUS and not result.fails(strict=False)
@@ -160,11 +160,11 @@ def test_release_lines_and_profiles():
     assert covers("v0.1.0–v0.1.x, v3.2.0+", (3, 3, 0))
     rules = {rule.id: rule for rule in load_rules()}
     by_id = {s.id: s for s in load_scenarios()}
-    old = next(s for s in by_id.values() if s.data.get("profile") == "0.3.0")
+    old = next(s for s in by_id.values() if s.profile == "0.3.0")
     assert not_for_release(old, parse_release("0.3.0"), rules) is None
     assert "written for release 0.3.0" in str(not_for_release(old, (4, 4, 0), rules))
     shortcut = next(s for s in by_id.values() if "CONFLICT.APPEND_SHORTCUTS" in s.rules
-                    and "profile" not in s.data)  # fmt: skip
+                    and s.profile is None)  # fmt: skip
     assert "does not hold at 3.0.0" in str(not_for_release(shortcut, (3, 0, 0), rules))
 
 

@@ -22,7 +22,8 @@ from deltaspec.conformance.explore.export import cover, export, tier, write_viol
 from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
 from deltaspec.conformance.explore.search import ExploreConfig, Explorer, Progress, explore
 from deltaspec.conformance.harness.adapter import Unsupported
-from deltaspec.conformance.harness.scenarios import judge, load_scenarios, run_all
+from deltaspec.conformance.harness.judge import judge, run_all
+from deltaspec.conformance.harness.scenarios import TryWrite, load_scenarios
 from deltaspec.conformance.isolation.checker import AnomalyKind
 from deltaspec.conformance.workload import alphabet as explore_ops
 from deltaspec.conformance.workload.alphabet import ExploreError
@@ -186,9 +187,9 @@ def test_every_terminal_interleaving_exports_as_a_vector_that_model_and_impl_pas
     assert len(explored) == 85
     assert all(v.passed for v in run_all(explored, run))
     outcomes = {
-        next(iter(set(o) & {"committed", "conflict", "skipped"}))
+        next(iter(set(o.one_of[0].as_json()) & {"committed", "conflict", "skipped"}))
         for s in explored
-        for o in s.data["expect"].values()
+        for o in s.expect.values()
     }
     assert outcomes == {"committed", "conflict", "skipped"}
     for scenario in explored:
@@ -205,7 +206,7 @@ def test_interleaved_commit_loops_keep_their_steps_and_the_impl_skips_them(tmp_p
     scenarios = load_scenarios([tmp_path])
     mine = [s for s in scenarios if s.id.startswith("exported/")]
     assert len(mine) == 40 and all(v.passed for v in run_all(mine, run))
-    stepped = [s for s in mine if any("try_write" in step for step in s.data["steps"])]
+    stepped = [s for s in mine if any(isinstance(step, TryWrite) for step in s.steps)]
     assert stepped, "some exported loops are interleaved with another writer's steps"
     with pytest.raises(Unsupported):
         run_in(tmp_path / "impl", stepped[0])
@@ -228,7 +229,7 @@ def test_a_violation_is_written_with_the_correct_rules_expectations(tmp_path: Pa
         assert report.violation.problem.rule in data["rules"]
     scenarios = [s for s in load_scenarios([tmp_path]) if s.id.startswith("regressions/explore")]
     assert len(scenarios) == 2 and all(v.passed for v in run_all(scenarios, run))
-    expected = {s.data["expect"]["w2-1"].get("conflict") for s in scenarios}
+    expected = {s.expect["w2-1"].one_of[0].conflict for s in scenarios}
     assert expected == {None, "CONCURRENT_APPEND"}  # the retry commits; the update conflicts
 
 

@@ -13,8 +13,9 @@ import pytest
 from deltaspec.conformance.adapters.impl import ImplAdapter
 from deltaspec.conformance.adapters.model import ModelAdapter
 from deltaspec.conformance.harness.adapter import Json
+from deltaspec.conformance.harness.judge import judge
 from deltaspec.conformance.harness.runner import run_scenario
-from deltaspec.conformance.harness.scenarios import judge, parse_scenario
+from deltaspec.conformance.harness.scenarios import parse_scenario
 from deltaspec.conformance.oracle.catalog import BY_RULE, STAGE_NAMES
 from deltaspec.conformance.oracle.differential import Divergence
 from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, race_put_if_absent, run_oracle
@@ -68,7 +69,7 @@ def test_a_divergence_shrinks_to_a_vector_that_replays(tmp_path: Path) -> None:
     assert judge(scenario, run_scenario(ModelAdapter(), scenario)).passed
     replayed = judge(scenario, run_scenario(ForgetsFilteredScans(tmp_path / "t"), scenario))
     assert not replayed.passed
-    assert len(scenario.data["steps"]) <= 12, "the trace should have shrunk"
+    assert len(scenario.steps) <= 12, "the trace should have shrunk"
 
 
 @pytest.mark.rules("LOG.PUT_IF_ABSENT")

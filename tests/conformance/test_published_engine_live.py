@@ -40,7 +40,7 @@ def changing_vectors(release: str) -> list[str]:
     for scenario in sorted(load_scenarios(), key=lambda s: s.id):
         if not_for_release(scenario, at, rules) is not None:
             continue
-        own = parse_release(scenario.data.get("profile", NEWEST))[:2] == at[:2]
+        own = parse_release(scenario.profile or NEWEST)[:2] == at[:2]
         if own or set(scenario.rules) & changing:
             chosen.add(scenario.id)
         families.setdefault(scenario.id.split("/")[0], scenario.id)

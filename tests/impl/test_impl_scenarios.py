@@ -9,7 +9,8 @@ from support import cited_by_tests
 
 from deltaspec.conformance.adapters.impl import run_in
 from deltaspec.conformance.harness.adapter import Unsupported
-from deltaspec.conformance.harness.scenarios import Scenario, judge, load_scenarios
+from deltaspec.conformance.harness.judge import judge
+from deltaspec.conformance.harness.scenarios import Resolve, Scenario, TryWrite, load_scenarios
 from deltaspec.rules import load_rules
 
 SCENARIOS = load_scenarios()
@@ -31,7 +32,7 @@ def test_every_rule_is_checked_on_the_impl() -> None:
     run_on_impl = {
         rule
         for s in SCENARIOS
-        if not any("try_write" in step or "resolve" in step for step in s.data["steps"])
+        if not any(isinstance(step, TryWrite | Resolve) for step in s.steps)
         for rule in s.rules
     }
     tests = Path(__file__).parents[1]

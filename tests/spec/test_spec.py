@@ -82,18 +82,18 @@ def test_the_conflict_matrix_is_complete() -> None:
 def test_matrix_and_scenarios_agree(scenarios: list[Scenario]) -> None:
     by_cell: dict[tuple[str, ...], list[Scenario]] = {}
     for s in scenarios:
-        if "matrix_cell" in s.data:
-            cell = s.data["matrix_cell"]
-            key = (cell["winner"], cell["loser"], cell["isolation"], cell["partitions"])
+        if s.matrix_cell is not None:
+            cell = s.matrix_cell
+            key = (cell.winner, cell.loser, cell.isolation, cell.partitions)
             by_cell.setdefault(key, []).append(s)
     for cell in data("conflict_matrix.json")["cells"]:
         key = (cell["winner"], cell["loser"], cell["isolation"], cell["partitions"])
         assert key in by_cell, f"no scenario for matrix cell {key}"
         for s in by_cell[key]:
-            loser = {k: v for k, v in s.data["expect"]["loser"].items() if k != "winner"}
+            loser = {k: v for k, v in s.expect["loser"].as_json().items() if k != "winner"}
             assert loser == cell["outcome"], s.id
-            assert s.data["expect"]["winner"] == {"committed": 1}, s.id
-            assert s.data["table"]["properties"]["delta.isolationLevel"] == cell["isolation"]
+            assert s.expect["winner"].as_json() == {"committed": 1}, s.id
+            assert (s.table or {})["properties"]["delta.isolationLevel"] == cell["isolation"]
 
 
 def test_conflict_kinds_table_matches_schema_and_model() -> None:
