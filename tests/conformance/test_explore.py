@@ -10,6 +10,7 @@ passing on the model and on the impl.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -255,3 +256,19 @@ def test_the_explore_command(tmp_path: Path) -> None:
     assert "distinct states" in safe.stderr  # the progress line
     bad = subprocess.run([SCRIPT, "explore", "--alphabet", "truncate"], capture_output=True)
     assert bad.returncode == 2
+
+
+def test_explore_leaves_the_current_directory_alone(tmp_path: Path) -> None:
+    """Without --regressions a violation's vector goes to the cache, not the working directory
+    (a checkout would get an untracked explore-regressions/)."""
+    cache = tmp_path / "cache"
+    found = subprocess.run(
+        [SCRIPT, "explore", "--writers", "2", "--ops", "1", "--no-put-if-absent", "--quiet"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "DELTASPEC_CACHE": str(cache)},
+    )  # fmt: skip
+    assert found.returncode == 1, found.stderr
+    written = list((cache / "explore-regressions").glob("*.json"))
+    assert len(written) == 1
+    assert f"vector (the correct rules' outcomes for this schedule): {written[0]}" in found.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]

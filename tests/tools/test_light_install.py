@@ -63,3 +63,16 @@ def test_check_without_fixtures_says_where_to_find_them(tmp_path):
     spark = data["stages"][-1]  # skipped, with what to install, not silently
     assert spark["name"] == "spark" and install_hint("spark") in spark["skipped"]
     assert "spark: SKIPPED" in run.stdout
+    assert list(data["skipped"]) == ["fixtures", "spark"]
+    verdict = run.stdout.strip().splitlines()[-1]  # a pass that names what did not run
+    assert verdict.startswith("deltaspec check: PASS (fixtures skipped: no delta-spark fixtures")
+    assert "; spark skipped: " in verdict
+
+
+def test_check_required_to_run_every_stage_fails_on_a_skipped_one(tmp_path):
+    report = tmp_path / "check.json"
+    run = _run(tmp_path, "check", "--quick", "--stage", "vectors", "--require-stages",
+               "--fixtures", str(tmp_path / "none"), "--report", str(report))  # fmt: skip
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1].startswith("deltaspec check: FAIL: fixtures skipped")
+    assert not json.loads(report.read_text())["passed"]

@@ -1,8 +1,9 @@
 """``deltaspec check``: the main job. The stages of conformance/oracle/stages.py, cheapest first
 (vectors on the model; vectors and fixtures on the impl; the put-if-absent race; table services
 on real files; the differential state machine; the Spark path against live delta-spark), each
-reported with its time; one summary, a JSON report, non-zero on any failure. ``--quick`` runs
-the stages without the state machine's search and without Spark."""
+reported with its time; one summary, a JSON report, non-zero on any failure. A stage that cannot
+run here is named in the verdict (``PASS (spark skipped: why)``); ``--require-stages`` makes it a
+failure. ``--quick`` runs the stages without the state machine's search and without Spark."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="where a state-machine divergence is written as a vector")  # fmt: skip
     parser.add_argument("--report", type=Path, default=Path("deltaspec-check.json"),
                         help="the JSON report (default deltaspec-check.json)")  # fmt: skip
+    parser.add_argument("--require-stages", action="store_true",
+                        help="fail when a chosen stage (or the fixtures suite) could not run "
+                        "here, instead of passing with it named as skipped (for CI)")  # fmt: skip
     return parser
 
 
@@ -52,17 +56,37 @@ def run(args: argparse.Namespace) -> int:
         reports[stage.name] = result.report
         stages.append({"name": stage.name, "passed": result.passed, "skipped": result.skipped,
                        "seconds": round(result.seconds, 1), "summary": result.summary})  # fmt: skip
+    skipped = _skipped(stages, reports)
     failed = [s["name"] for s in stages if not s["passed"]]
+    if args.require_stages:
+        failed += [f"{name} skipped" for name in skipped]
     seconds = time.perf_counter() - started
     summary = {"passed": not failed, "quick": args.quick, "seconds": round(seconds, 1),
-               "stages": stages, "reports": reports}  # fmt: skip
+               "skipped": skipped, "stages": stages, "reports": reports}  # fmt: skip
     args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print("\n".join(_table(stages)))
-    print(
-        f"deltaspec check: {'PASS' if not failed else 'FAIL: ' + ', '.join(failed)} in "
-        f"{seconds:.0f} s (report: {args.report})"
-    )
+    verdict = _verdict(failed, skipped)
+    print(f"deltaspec check: {verdict} in {seconds:.0f} s (report: {args.report})")
     return 1 if failed else 0
+
+
+def _skipped(stages: list[dict[str, Any]], reports: dict[str, Any]) -> dict[str, str]:
+    """What could not run here, and why: skipped stages, and the fixtures suite of the vectors
+    stage when the delta-spark fixtures are absent."""
+    skipped = {s["name"]: s["skipped"] for s in stages if s["skipped"]}
+    fixtures = reports.get("vectors", {}).get("fixtures_skipped")
+    if fixtures:
+        skipped = {"fixtures": fixtures, **skipped}
+    return skipped
+
+
+def _verdict(failed: list[str], skipped: dict[str, str]) -> str:
+    """``PASS``, ``PASS (spark skipped: why)`` when something could not run, or ``FAIL: …``."""
+    if failed:
+        return "FAIL: " + ", ".join(failed)
+    if not skipped:
+        return "PASS"
+    return "PASS (" + "; ".join(f"{name} skipped: {why}" for name, why in skipped.items()) + ")"
 
 
 def _table(stages: list[dict[str, Any]]) -> list[str]:

@@ -35,8 +35,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="write the terminal interleavings as tiered scenario vectors")  # fmt: skip
     add("--export-limit", type=int, default=2000, metavar="N",
         help="at most N vectors: a deterministic cover (default 2000)")  # fmt: skip
-    add("--regressions", type=Path, default=Path("explore-regressions"), metavar="DIR",
-        help="where a violation's vector is written")  # fmt: skip
+    add("--regressions", type=Path, metavar="DIR",
+        help="where a violation's vector is written (default: explore-regressions/ in the "
+        "cache, $DELTASPEC_CACHE or ~/.cache/deltaspec; never the current directory)")  # fmt: skip
     add("--json", metavar="PATH", help="write a JSON report")
     add("--quiet", action="store_true", help="no progress on stderr")
     return parser
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print("shortest trace:")
         print("\n".join(violation.lines()))
-        path = write_violation(config, problem, violation.trace, args.regressions)
+        path = write_violation(config, problem, violation.trace, _regressions(args.regressions))
         print(f"vector (the correct rules' outcomes for this schedule): {path}")
         code = 1
     elif not report.complete:
@@ -118,3 +119,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report.json(), indent=2) + "\n")
     return code
+
+
+def _regressions(chosen: Path | None) -> Path:
+    """Where a violation's vector goes: the directory given, else one in the cache (a checkout
+    is left untouched)."""
+    from deltaspec.conformance.engines.cache import cache_root
+
+    return chosen if chosen is not None else cache_root() / "explore-regressions"
