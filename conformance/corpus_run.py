@@ -9,12 +9,15 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .harness.selection import Selection
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .harness.gate import Gate
     from .harness.suites import Report
     from .harness.verdicts import CaseResult, KnownIssue
@@ -56,6 +59,9 @@ class RunOptions:
     gate: Gate | None = None
     trace: Path | None = None
     include_spec: bool = True
+    stop_at_first_failure: bool = False
+    """End the run at the first failing case: the rest of its suite and the later suites are
+    not run (a seeded bug's run needs one failure, not all of them)."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,10 @@ def run_suites(
     known = load_known_issues(adapter, corpus.known_issues)
     capabilities: frozenset[str] = frozenset()
     if "scenarios" in chosen:
-        results, capabilities = _scenario_suite(adapter, corpus.scenario_dirs, options)
+        results, capabilities = _scenario_suite(adapter, corpus, options, known)
         report.suites["scenarios"] = apply_known(results[0], known) + results[1]
+    if options.stop_at_first_failure and report.failures():
+        return report
     if "fixtures" in chosen or "logs" in chosen:
         from .adapters.registry import table_reader
 
@@ -108,21 +116,29 @@ def run_suites(
 
 
 def _scenario_suite(
-    adapter: str, directories: list[Path], options: RunOptions
+    adapter: str, corpus: Corpus, options: RunOptions, known: dict[str, KnownIssue]
 ) -> tuple[tuple[list[CaseResult], list[CaseResult]], frozenset[str]]:
     """The scenario vectors chosen: (run, declined for ``--profile``) and the capabilities."""
     from .harness.scenarios import load_scenarios
 
     vectors = [
         v
-        for v in load_scenarios(directories, include_spec=options.include_spec)
+        for v in load_scenarios(corpus.scenario_dirs, include_spec=options.include_spec)
         if options.selection.matches(v.id, v.rules)
     ]
     declined: list[CaseResult] = []
     if options.gate is not None and options.gate.profile is not None:
         declined, vectors = _declined_for_release(vectors, options.gate.profile)
-    results, capabilities = _scenario_results(adapter, vectors, options)
+    stop = partial(_fails, known, corpus.strict) if options.stop_at_first_failure else None
+    results, capabilities = _scenario_results(adapter, vectors, options, stop)
     return (results, declined), capabilities
+
+
+def _fails(known: dict[str, KnownIssue], strict: bool, result: CaseResult) -> bool:
+    """Whether ``result`` fails the run once the known issues excuse what they excuse."""
+    from .harness.verdicts import apply_known
+
+    return apply_known([result], known)[0].fails(strict)
 
 
 def _declined_for_release(vectors: list[Any], profile: str) -> tuple[list[CaseResult], list[Any]]:
@@ -144,7 +160,10 @@ def _declined_for_release(vectors: list[Any], profile: str) -> tuple[list[CaseRe
 
 
 def _scenario_results(
-    adapter: str, vectors: list[Any], options: RunOptions
+    adapter: str,
+    vectors: list[Any],
+    options: RunOptions,
+    stop: Callable[[CaseResult], bool] | None = None,
 ) -> tuple[list[CaseResult], frozenset[str]]:
     from .adapters.registry import adapter_factory
     from .harness import suites
@@ -162,7 +181,7 @@ def _scenario_results(
             return cast(Adapter, Recorder(factory(root), transcripts[-1]))
 
         chosen = traced if options.trace is not None else factory
-        results = suites.run_scenario_suite(chosen, vectors, progress=progress)
+        results = suites.run_scenario_suite(chosen, vectors, progress=progress, stop=stop)
     progress.finish()
     if options.trace is not None:
         for result, lines in zip(results, transcripts, strict=True):

@@ -32,9 +32,15 @@ def run_scenario_suite(
     *,
     compare_files: bool = True,
     progress: Callable[[str], None] | None = None,
+    stop: Callable[[CaseResult], bool] | None = None,
 ) -> list[CaseResult]:
-    results = []
+    """Run and judge each of ``scenarios`` on a fresh adapter in its own scratch directory; an
+    adapter's crash fails the vector. With ``stop``, the suite ends after the first result it
+    holds true for (a mutant's run needs one failing vector, not all of them)."""
+    results: list[CaseResult] = []
     for scenario in scenarios:
+        if stop is not None and results and stop(results[-1]):
+            break
         if progress is not None:
             progress(scenario.id)
         with tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch:

@@ -86,14 +86,16 @@ def _vectors(options: StageOptions) -> StageResult:
 
 
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
-    from ..corpus_run import Corpus, print_report, run_suites
+    from ..corpus_run import Corpus, RunOptions, print_report, run_suites
     from ..harness.fixtures import PINNED_MANIFEST_SHA256
 
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
     # strict: the reference must give the exact conflict or error kind, and never a spurious
     # failure; what the conformance gate forgives another engine, the main job does not
     corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, True, None)
-    report = run_suites(adapter, chosen, corpus)
+    # a seeded bug's run (fail_fast) ends at the first failing vector
+    run_options = RunOptions(stop_at_first_failure=options.fail_fast)
+    report = run_suites(adapter, chosen, corpus, run_options)
     if options.verbose:
         print_report(report)
     failures = report.failures()
