@@ -4,6 +4,9 @@ is skipped, and says what is missing."""
 
 from __future__ import annotations
 
+import time
+from functools import partial
+
 from .stages import StageResult, StageSkipped
 
 
@@ -24,13 +27,18 @@ def spark_session() -> object:
         raise StageSkipped(f"needs delta-spark: {why}") from None
 
 
-def run_spark_differential(*, stop_at_first: bool = False) -> StageResult:
+def run_spark_differential(*, stop_at_first: bool = False, verbose: bool = False) -> StageResult:
     """Every script and conflict case of the differential (``stop_at_first``: up to the first
-    that differs); any difference fails the stage."""
+    that differs); any difference fails the stage. ``verbose``: a line when the session is up
+    and one per script and case, with the time so far."""
+    started = time.perf_counter()
     session = spark_session()
     from ..spark_differential.suite import run_differential
 
-    report = run_differential(session, stop_at_first=stop_at_first)
+    progress = partial(print, flush=True) if verbose else None
+    if progress is not None:
+        progress(f"  SparkSession with delta-spark up in {time.perf_counter() - started:.0f} s")
+    report = run_differential(session, stop_at_first=stop_at_first, progress=progress)
     failures = report.failures()
     cases = report.cases()
     summary = f"{len(report.scripts)} scripts, {len(report.conflicts)} conflict cases"

@@ -140,7 +140,7 @@ def _machine(options: StageOptions) -> StageResult:
 def _spark(options: StageOptions) -> StageResult:
     from .spark_stage import run_spark_differential
 
-    return run_spark_differential(stop_at_first=options.fail_fast)
+    return run_spark_differential(stop_at_first=options.fail_fast, verbose=options.verbose)
 
 
 STAGES: tuple[Stage, ...] = (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,22 +42,42 @@ def script_failures(name: str, found: list[str]) -> list[str]:
 
 
 def run_differential(
-    spark: Any, workdir: Path | None = None, *, stop_at_first: bool = False
+    spark: Any,
+    workdir: Path | None = None,
+    *,
+    stop_at_first: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> DifferentialReport:
     """Every script, then every conflict case, on ``spark`` (a session with delta-spark);
-    ``stop_at_first``: none after the first that differs."""
+    ``stop_at_first``: none after the first that differs; ``progress`` gets one line per script
+    and case (its verdict, its time, the time so far)."""
     engines = make_engines(spark)
     base = Path(tempfile.mkdtemp(prefix="deltaspec-spark-diff-")) if workdir is None else workdir
     report = DifferentialReport()
+    started = time.perf_counter()
+    total = len(SCRIPTS) + len(CONFLICTS)
+
+    def done(kind: str, name: str, failures: list[str], since: float) -> None:
+        if progress is not None:
+            now = time.perf_counter()
+            verdict = "differs from delta-spark" if failures else "same as delta-spark"
+            count = len(report.scripts) + len(report.conflicts)
+            progress(f"  {kind} {name} ({count}/{total}): {verdict} in {now - since:.1f} s "
+                     f"({now - started:.0f} s so far)")  # fmt: skip
+
     try:
         for name in SCRIPTS:
+            since = time.perf_counter()
             found = differences(run_both(spark, engines, name, base / name))
             report.scripts[name] = script_failures(name, found)
+            done("script", name, report.scripts[name], since)
             if stop_at_first and report.failures():
                 return report
         for case in CONFLICTS:
+            since = time.perf_counter()
             outcomes = run_conflict(spark, engines, case, base / case.replace(" ", "-"))
             report.conflicts[case] = conflict_differences(outcomes, case)
+            done("conflict case", case, report.conflicts[case], since)
             if stop_at_first and report.failures():
                 return report
     finally:
