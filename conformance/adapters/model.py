@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,7 +46,7 @@ from ..harness.adapter import (
     protocol_json,
 )
 from ..harness.runner import run_scenario
-from ..harness.scenarios import RunResult, Scenario, parse_scenario, schema_string
+from ..harness.scenarios import RunResult, Scenario, schema_string, validated_scenario
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -460,5 +459,5 @@ def run(scenario: Scenario | Json) -> RunResult:
     """Run ``scenario`` on the model and report outcomes in the vector's JSON shape: a vector, or
     a vector's JSON as ``deltaspec.strategies`` draws it (checked against the schema first)."""
     if not isinstance(scenario, Scenario):
-        scenario = parse_scenario(json.dumps(scenario), "a vector given as JSON")
+        scenario = validated_scenario(scenario, "a vector given as JSON")
     return run_scenario(ModelAdapter(), scenario)

@@ -388,6 +388,12 @@ def parse_scenario(text: str, source: str) -> Scenario:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ScenarioError(source, f"not JSON: {error}") from error
+    return validated_scenario(data, source)
+
+
+def validated_scenario(data: Any, source: str) -> Scenario:
+    """The vector of an already decoded JSON document, checked against the schema first
+    (ScenarioError naming ``source`` otherwise)."""
     errors = sorted(
         jsonschema.Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path)
     )

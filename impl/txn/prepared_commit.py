@@ -33,7 +33,9 @@ class PreparedCommit:
     """A transaction ready for its first attempt (the model's PreparedCommit): ``current``, what
     the conflict checks see of it, and its actions on ``table`` in file order (the commitInfo,
     fixed for every attempt, included), with ``lines``, each action's encoded line, and
-    ``payload``, the first attempt's bytes. Build it with :meth:`of`, which checks the write
+    ``payload``, the first attempt's bytes; ``in_commit_timestamp``, the first attempt's (None
+    without the feature, ICT.ASSIGN), and ``enables_in_commit_timestamps``, whether the commit
+    turns the feature on (ICT.ENABLEMENT). Build it with :meth:`of`, which checks the write
     boundary."""
 
     table: str
@@ -41,6 +43,8 @@ class PreparedCommit:
     lines: tuple[str, ...]
     payload: bytes
     current: CurrentTransactionInfo
+    in_commit_timestamp: int | None = None
+    enables_in_commit_timestamps: bool = False
 
     @classmethod
     def of(
@@ -50,24 +54,22 @@ class PreparedCommit:
         *,
         table: str,
         version: int,
+        in_commit_timestamp: int | None = None,
+        enables_in_commit_timestamps: bool = False,
     ) -> PreparedCommit:
         """The commit of ``actions`` (file order) aimed at ``version``; InvalidCommitActionError
         (and the write boundary's other errors) if the reader would refuse its bytes."""
         lines = tuple(write_boundary.encode_line(a, table=table, version=version) for a in actions)
-        return cls._checked(table, tuple(actions), lines, current, version)
-
-    @classmethod
-    def _checked(
-        cls,
-        table: str,
-        actions: tuple[Action, ...],
-        lines: tuple[str, ...],
-        current: CurrentTransactionInfo,
-        version: int,
-    ) -> PreparedCommit:
-        payload = write_boundary.commit_bytes(lines, table=table, version=version)
-        write_boundary.check_commit(payload, table=table, version=version)  # TXN.WRITE_BOUNDARY
-        return cls(table, actions, lines, payload, current)
+        payload = _checked_bytes(lines, table=table, version=version)
+        return cls(
+            table,
+            tuple(actions),
+            lines,
+            payload,
+            current,
+            in_commit_timestamp,
+            enables_in_commit_timestamps,
+        )
 
     @property
     def commit_info(self) -> CommitInfo | None:
@@ -108,4 +110,15 @@ class PreparedCommit:
             encoded.get(id(a)) or write_boundary.encode_line(a, table=self.table, version=version)
             for a in ordered
         )
-        return self._checked(self.table, ordered, lines, current, version)
+        payload = _checked_bytes(lines, table=self.table, version=version)
+        return dataclasses.replace(
+            self, actions=ordered, lines=lines, payload=payload, current=current
+        )
+
+
+def _checked_bytes(lines: Sequence[str], *, table: str, version: int) -> bytes:
+    """The commit's bytes of encoded ``lines``, read back as the reader would
+    (TXN.WRITE_BOUNDARY)."""
+    payload = write_boundary.commit_bytes(lines, table=table, version=version)
+    write_boundary.check_commit(payload, table=table, version=version)
+    return payload

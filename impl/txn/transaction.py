@@ -293,8 +293,8 @@ class OptimisticTransaction:
             self.profile,
             self.txn_id,
             self.read_version,
-            self._in_commit_timestamp,
-            self._enables_in_commit_timestamps,
+            prepared.in_commit_timestamp,
+            prepared.enables_in_commit_timestamps,
         )
         version = attempts.write_with_retries(prepared)
         crashpoints.reached("commit.after_put")
@@ -322,7 +322,15 @@ class OptimisticTransaction:
         blind = is_blind_append(actions, reads, self.profile)
         if skips_empty_commit(actions, if_needed, level, self.profile):
             return None
-        commit_info = self._stamp_first_attempt(self._commit_info(operation, level, blind), actions)
+        read = self.snapshot
+        metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
+        info = self._commit_info(operation, level, blind)
+        now = info.get("timestamp")
+        assert isinstance(now, int)
+        # ICT.ASSIGN: the first attempt's in-commit timestamp, if the committed metadata has them
+        timestamp = ict.first_in_commit_timestamp(metadata, read, now, self.profile)
+        enables = ict.enables_in_commit_timestamps(metadata, read, self.profile)
+        commit_info = ict.stamped(info, timestamp)
         if self.profile.has("commit_info_last"):
             ordered = [*actions, commit_info]
         else:
@@ -332,7 +340,6 @@ class OptimisticTransaction:
             write_boundary.check_writer_protocol(
                 self.snapshot.protocol, table=table, version=version
             )
-        read = self.snapshot
         current = CurrentTransactionInfo(
             table=table,
             read_protocol=None if read is None else read.protocol,
@@ -343,25 +350,14 @@ class OptimisticTransaction:
             is_blind_append=blind,
             protocol=next((a for a in actions if isinstance(a, Protocol)), None)
             or (None if read is None else read.protocol),
-            metadata=next((a for a in actions if isinstance(a, Metadata)), self.metadata),
+            metadata=metadata,
             row_id_high_water_mark=high_water_mark(read),
         )
-        return PreparedCommit.of(ordered, current, table=table, version=version)
-
-    # --- in-commit timestamps (ICT.*, deltaspec.impl.txn.timestamps) ----------------------------
-
-    _in_commit_timestamp: int | None = None
-    _enables_in_commit_timestamps: bool = False
-
-    def _stamp_first_attempt(self, info: CommitInfo, actions: Sequence[Action]) -> CommitInfo:
-        """ICT.ASSIGN: the commitInfo with the first attempt's in-commit timestamp, if any."""
-        metadata = next((a for a in actions if isinstance(a, Metadata)), self.metadata)
-        now = info.get("timestamp")
-        assert isinstance(now, int)
-        self._in_commit_timestamp = ict.first_in_commit_timestamp(
-            metadata, self.snapshot, now, self.profile
+        return PreparedCommit.of(
+            ordered,
+            current,
+            table=table,
+            version=version,
+            in_commit_timestamp=timestamp,
+            enables_in_commit_timestamps=enables,
         )
-        self._enables_in_commit_timestamps = ict.enables_in_commit_timestamps(
-            metadata, self.snapshot, self.profile
-        )
-        return ict.stamped(info, self._in_commit_timestamp)
