@@ -229,10 +229,15 @@ def _read_suite(
         return [CaseResult(suite, Verdict.SKIPPED, (why,))]
     if suite == "fixtures":
         directory = fixtures_dir(corpus.fixtures_dir)
-        tables = fixtures.load_manifest(directory, pinned=corpus.pinned)
+
+        def wanted(table: fixtures.FixtureTable) -> bool:
+            return options.selection.may_select_under(f"fixtures/{table.name}/")
+
+        tables = [t for t in fixtures.load_manifest(directory, pinned=corpus.pinned) if wanted(t)]
         progress = suites.Progress("fixtures", len(tables))
         results = fixtures.run_fixtures(reader, directory, expected_states=model_states,
-                                        pinned=corpus.pinned, progress=progress)  # fmt: skip
+                                        pinned=corpus.pinned, progress=progress,
+                                        tables=wanted)  # fmt: skip
     else:
         # --only DIR: that directory's log vectors alone
         extra = [] if options.include_spec else corpus.scenario_dirs

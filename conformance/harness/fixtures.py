@@ -201,9 +201,11 @@ def run_fixtures(
     expected_states: ExpectedStates,
     pinned: str | None = PINNED_MANIFEST_SHA256,
     progress: Callable[[str], None] | None = None,
+    tables: Callable[[FixtureTable], bool] = lambda table: True,
 ) -> list[CaseResult]:
+    """Every check of the manifest's tables that ``tables`` chooses (all by default)."""
     results = []
-    for table in load_manifest(directory, pinned=pinned):
+    for table in filter(tables, load_manifest(directory, pinned=pinned)):
         if progress is not None:
             progress(table.name)
         results.extend(check_table(reader, directory, table, expected_states))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+WILDCARD = re.compile(r"[*?\[]")
 OPERATORS = {"and", "or", "not", "(", ")"}
 
 
@@ -41,6 +42,18 @@ class Selection:
         if self.keyword is None:
             return True
         return keyword_matches(self.keyword, [case, *rules])
+
+    def may_select_under(self, prefix: str) -> bool:
+        """Whether some case whose id starts with ``prefix`` could be selected: false only when
+        every ``--case`` glob's literal head rules the prefix out (``-k`` is not consulted, as a
+        case's rules are only known once it ran). A suite skips what cannot be selected."""
+        if not self.cases:
+            return True
+        for pattern in self.cases:
+            head = WILDCARD.split(pattern, maxsplit=1)[0]
+            if head.startswith(prefix) or prefix.startswith(head):
+                return True
+        return False
 
     def arguments(self) -> list[str]:
         """The command-line arguments that make this selection again."""

@@ -39,6 +39,9 @@ class StageOptions:
     """Print the vectors' verdict tables (``deltaspec check``); mutants print nothing."""
     fail_fast: bool = False
     """Stop a stage at its first failing case (a mutant needs one to die), where it can."""
+    rule: str | None = None
+    """Only the scenario and log vectors citing this rule (as ``-k RULE`` selects them; the
+    fixture tables cite none): a mutant's run tries those first."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ def _vectors(options: StageOptions) -> StageResult:
     from ..corpus_run import missing_prerequisite
 
     missing = missing_prerequisite("fixtures", options.fixtures)
+    if options.rule is not None:
+        return _suites("impl", ["scenarios", "logs"], options)
     chosen = ["scenarios", "logs"] + (["fixtures"] if missing is None else [])
     result = _suites("impl", chosen, options)
     if missing is None:
@@ -88,13 +93,16 @@ def _vectors(options: StageOptions) -> StageResult:
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
     from ..corpus_run import Corpus, RunOptions, print_report, run_suites
     from ..harness.fixtures import PINNED_MANIFEST_SHA256
+    from ..harness.selection import Selection
 
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
     # strict: the reference must give the exact conflict or error kind, and never a spurious
     # failure; what the conformance gate forgives another engine, the main job does not
     corpus = Corpus(options.scenario_dirs, options.fixtures, pinned, True, None)
     # a seeded bug's run (fail_fast) ends at the first failing vector
-    run_options = RunOptions(stop_at_first_failure=options.fail_fast)
+    run_options = RunOptions(
+        selection=Selection(keyword=options.rule), stop_at_first_failure=options.fail_fast
+    )
     report = run_suites(adapter, chosen, corpus, run_options)
     if options.verbose:
         print_report(report)

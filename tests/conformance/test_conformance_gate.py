@@ -112,6 +112,30 @@ def test_keyword_expressions():
     assert main(["conformance", "--adapter", "model", "--suite", "scenarios", "-k", "(x"]) == 2
 
 
+TABLES = ("golden-basic-merge", "golden-basic-update", "dat-multi-partitioned", "dat-nested")
+
+
+@pytest.mark.parametrize(
+    ("patterns", "skipped"),
+    [((), set()),
+     (("fixtures/golden-basic-merge/*",), set(TABLES) - {"golden-basic-merge"}),
+     (("fixtures/golden-*",), {"dat-multi-partitioned", "dat-nested"}),
+     (("*/latest",), set()),
+     (("fixtures/golden-basic-merge/latest", "conflict/*"), set(TABLES) - {"golden-basic-merge"}),
+     (("fixtures/dat-[mn]*/v1",), {"golden-basic-merge", "golden-basic-update"})],
+)  # fmt: skip
+def test_a_suite_skips_only_the_tables_no_case_glob_can_select(patterns, skipped):
+    """The prefilter a suite runs before reading a table drops only tables none of whose cases
+    --case keeps (and does drop those a literal head rules out)."""
+    selection = Selection(cases=patterns)
+    for table in TABLES:
+        cases = [f"fixtures/{table}/{what}" for what in ("latest", "v1", "rows@latest")]
+        kept = [case for case in cases if selection.matches(case, ())]
+        may = selection.may_select_under(f"fixtures/{table}/")
+        assert may or not kept, (table, kept)
+        assert may == (table not in skipped), table
+
+
 def test_a_failure_is_structured_traced_rerunnable_and_in_junit(tmp_path, capsys):
     _bad_vector(tmp_path / "mine")
     report, junit, trace = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "trace"
