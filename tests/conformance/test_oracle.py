@@ -170,9 +170,31 @@ codec and a Spark-path module. The others are killed in the recorded run
 (benchmarks/results/mutants.json) and by ``deltaspec mutants --stage spark``."""
 
 
+QUICK_SAMPLE = (
+    "app-txn-conflict-ignored", "data-predicates-for-appends", "dotdot-checked-only-leading",
+    "multi-part-checkpoint-missing-part", "remove-keeps-earlier-add",
+    "v2-checkpoint-names-no-sidecar", "cleanup-trusts-unread-checkpoint",
+    "app-txn-without-last-updated-kept", "path-decoded-twice", "set-transaction-repeats-kept",
+    "last-checkpoint-parts-out-of-order", "checkpoint-txn-loses-last-updated",
+    "checkpoint-omits-domains", "vacuum-ignores-tombstones", "tombstone-expiry-inclusive",
+    "reader-features-unchecked", "put-if-absent-by-exists-then-write", "replay-keeps-first-add",
+    "checkpoint-at-version-zero",
+)  # fmt: skip
+"""The mutants the quick tier (``-m "not slow"``) re-kills: for each stage and impl area, the
+fastest kill measured on 2026-11-28; the whole suite re-kills every mutant that runs here."""
+
+
 def _own_stage(mutant: Mutant) -> object:
-    marks = [pytest.mark.slow] if "spark" in (mutant.killed_by, mutant.expected) else []
-    return pytest.param(mutant.id, marks=marks, id=mutant.id)
+    slow = "spark" in (mutant.killed_by, mutant.expected) or mutant.id not in QUICK_SAMPLE
+    return pytest.param(mutant.id, marks=[pytest.mark.slow] if slow else [], id=mutant.id)
+
+
+def test_the_quick_sample_has_a_mutant_of_each_stage_and_area_that_runs_here() -> None:
+    sample = [by_id(mutant_id) for mutant_id in QUICK_SAMPLE]
+    pairs = {(m.killed_by, m.module.split(".")[0]) for m in CATALOG if _runs_here(m)}
+    pairs -= {(stage, area) for stage, area in pairs if stage in ("spark", None)}
+    assert {(m.killed_by, m.module.split(".")[0]) for m in sample} == pairs
+    assert len(sample) == len(pairs)  # one each
 
 
 def _runs_here(mutant: Mutant) -> bool:
