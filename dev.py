@@ -162,7 +162,9 @@ def main(argv: list[str]) -> int:
             # the docs site (mkdocs.yml): every link resolves, the generated pages build; into a
             # temporary directory outside the clone, so no site/ is left in the checkout
             [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", site],
-            [str(BIN / "pytest"), "-n", "auto", *rest],
+            # worksteal: an idle worker takes queued tests from a busy one, so the suite does
+            # not end on one worker's backlog of slow tests
+            [str(BIN / "pytest"), "-n", "auto", "--dist", "worksteal", *rest],
         ]
         for step in steps:
             code = subprocess.run(step, cwd=ROOT, env=STEP_ENV).returncode

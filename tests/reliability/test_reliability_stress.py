@@ -121,6 +121,7 @@ def run_stress(root: Path, acks_dir: Path, seconds: float, seed: int) -> dict[st
     return {"records": records, "kills": kills, "spawned": spawned, "seconds": elapsed}
 
 
+@pytest.mark.slow  # 14 s of eight processes: the quick tier keeps the crash-point kills
 @pytest.mark.rules(
     "LOG.PUT_IF_ABSENT", "LOG.CONTIGUITY", "LOG.ATOMIC_VISIBILITY", "CHECKPOINT.READ",
     "RETRY.NEXT_VERSION", "ISOLATION.LEVELS",
