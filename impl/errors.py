@@ -68,6 +68,13 @@ class DeltaError(Exception):
         return self.error_class
 
 
+class InvalidArgumentError(DeltaError, TypeError):
+    """An API argument of the wrong type or value: a table root that is no path, a version given
+    as a bool, a float or a string. Also a TypeError, which Python code expects for those."""
+
+    kind = "INVALID_ARGUMENT"
+
+
 # --- reading the log -------------------------------------------------------------------------
 
 

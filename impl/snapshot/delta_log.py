@@ -31,7 +31,7 @@ from deltaspec.rules import rule
 
 from .. import codec
 from ..actions import Action
-from ..errors import DeltaError, VersionNotFoundError
+from ..errors import DeltaError, InvalidArgumentError, VersionNotFoundError
 from ..log import last_checkpoint
 from ..log.listing import CheckpointFiles, LogListing, list_log, listing_for
 from ..log.local_store import LocalLogStore
@@ -104,6 +104,10 @@ class DeltaLog:
         *,
         cache: bool = True,
     ) -> None:
+        if store is None and (not isinstance(table_root, str | os.PathLike) or not str(table_root)):
+            raise InvalidArgumentError(
+                f"a table root is a non-empty path (str or os.PathLike), not {table_root!r:.80}"
+            )
         self.store: LogStore = store if store is not None else LocalLogStore(table_root)
         self.clock: Callable[[], int] = clock if clock is not None else wall_clock_ms
         self.cache = cache
@@ -123,8 +127,19 @@ class DeltaLog:
         (CHECKPOINT.LAST_CHECKPOINT)."""
         return last_checkpoint.read_last_checkpoint(self.store)
 
+    def _version_argument(self, version: object) -> int:
+        """``version`` if it is an int (not a bool), else InvalidArgumentError: a version given
+        as True, 1.0 or "1" would be taken for 1, or fail somewhere inside."""
+        if isinstance(version, int) and not isinstance(version, bool):
+            return version
+        raise InvalidArgumentError(
+            f"a version is an int, not {type(version).__name__} {version!r:.50}",
+            table=self.table_path,
+        )
+
     def read_commit(self, version: int) -> list[Action]:
         """The actions of commit ``version`` in file order (VersionNotFoundError if absent)."""
+        version = self._version_argument(version)
         name = commit_name(version)
         try:
             data = self.store.read(name)
@@ -164,6 +179,7 @@ class DeltaLog:
         LOG.CONTIGUITY), CorruptLogError, MissingProtocolOrMetadataError and
         UnsupportedProtocolError.
         """
+        version = None if version is None else self._version_argument(version)
         if version is not None and version < 0:
             raise VersionNotFoundError(
                 f"cannot time travel to version {version}", table=self.table_path, version=version
