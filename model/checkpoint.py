@@ -67,6 +67,29 @@ def min_file_retention_timestamp(metadata: Metadata | None, now: int) -> int:
     return now - interval_ms(retention or DEFAULT_TOMBSTONE_RETENTION)
 
 
+CHECKPOINT_PROTECTION = "checkpointProtection"
+PROTECTED_BEFORE_KEY = "delta.requireCheckpointProtectionBeforeVersion"
+
+
+@rule("RETENTION.CHECKPOINT_PROTECTION")
+def cleanup_may_truncate(
+    protocol: Protocol | None,
+    metadata: Metadata | None,
+    new_start: int,
+    profile: Profile,
+) -> bool:
+    """RETENTION.CHECKPOINT_PROTECTION: whether a log cleanup that leaves ``new_start`` as the
+    first version may run. Only a table listing the writer feature ``checkpointProtection``
+    constrains it: a cleanup stopping below ``delta.requireCheckpointProtectionBeforeVersion``
+    may run only if it is exempt (it creates no checkpoint and deletes none at or after its
+    new start, as this spec's does, or it supports every protocol it truncates, as delta-spark
+    4.x checks); v3.3.x's is not, and reaches that version in one go or not at all."""
+    if protocol is None or CHECKPOINT_PROTECTION not in (protocol.writer_features or ()):
+        return True
+    protected_before = int(_property(metadata, PROTECTED_BEFORE_KEY, None) or 0)
+    return new_start >= protected_before or profile.has("checkpoint_protection_chunked_cleanup")
+
+
 @rule("CHECKPOINT.CONTENTS", "RETENTION.SET_TRANSACTION")
 def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
     """CHECKPOINT.CONTENTS: protocol, metadata, app txns (RETENTION.SET_TRANSACTION), live adds,

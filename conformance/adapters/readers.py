@@ -64,8 +64,10 @@ class ImplReader:
             log = DeltaLog(str(root))
             hint = log.read_last_checkpoint()
             if hint is not None:
-                metadata = log.snapshot().metadata
-                cleanup_expired_logs(log, int(hint["version"]), log.clock(), metadata)
+                latest = log.snapshot()
+                cleanup_expired_logs(
+                    log, int(hint["version"]), log.clock(), latest.metadata, latest.protocol
+                )
         except DeltaError as error:
             raise ReadFailure(error.kind, str(error)) from error
 

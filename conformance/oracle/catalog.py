@@ -417,6 +417,15 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "RETENTION.LOG", "cutoff -= cutoff % DAY_MS", "pass", "services", "services"),
     _m("cleanup-deletes-new-start", "log cleanup deletes the checkpoint it keeps as the start",
        "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "vectors", "services"),
+    _m("checkpoint-protection-blocks-chunks", "a cleanup that creates no checkpoint is held "
+       "to checkpointProtection's one-go truncation", "RETENTION.CHECKPOINT_PROTECTION",
+       "or profile.has(\"checkpoint_protection_chunked_cleanup\")", ""),
+    _m("checkpoint-protection-unknown", "a table listing checkpointProtection is refused for "
+       "writing", "RETENTION.CHECKPOINT_PROTECTION",
+       "unknown = sorted(set(protocol.writer_features or ()) - WRITER_FEATURES)",
+       "unknown = sorted(set(protocol.writer_features or ()) - (WRITER_FEATURES - "
+       "{'checkpointProtection'}))",
+       function="txn.write_boundary:check_writer_protocol"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
        "RETENTION.LOG",
        "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",

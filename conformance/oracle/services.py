@@ -481,8 +481,8 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     model = model_snapshot(table, len(table.times) - 1)
     whole = _tear_earlier_checkpoints(table)
     log = DeltaLog(str(table.root))
-    metadata = log.snapshot().metadata
-    deleted = cleanup_expired_logs(log, latest_checkpoint, now, metadata)
+    latest = log.snapshot()
+    deleted = cleanup_expired_logs(log, latest_checkpoint, now, latest.metadata, latest.protocol)
     got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
     want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole)
     _agree(f"commits cleaned up at now={now}", got, list(want))

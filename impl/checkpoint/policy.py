@@ -57,6 +57,6 @@ def checkpoint_version(
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
     log.wrote_checkpoint(result.files)
     if log_cleanup_enabled(snapshot.metadata):
-        cleanup_expired_logs(log, version, now_ms, snapshot.metadata)
+        cleanup_expired_logs(log, version, now_ms, snapshot.metadata, snapshot.protocol)
         sweep_temp_files(log.store, now_ms)
     return result

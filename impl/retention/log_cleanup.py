@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from deltaspec.rules import rule
 
-from ..actions import Metadata
+from ..actions import Metadata, Protocol
 from ..errors import DeltaError
 from ..log import crashpoints
 from ..log.listing import CheckpointFiles, LogListing
@@ -22,8 +22,19 @@ from ..log.names import hadoop_crc_of, is_checkpoint_name, log_file_version
 from ..log.store import TEMP_FILE_SAFETY_MS, FileInfo, LogStore
 from ..snapshot.delta_log import DeltaLog, log_of
 from ..table.properties import DAY_MS, TableProperties
+from ..table.releases import Profile
 
-__all__ = ["cleanup_expired_logs", "log_cleanup_enabled", "sweep_temp_files"]
+CURRENT_PROFILE = Profile()
+
+__all__ = [
+    "CHECKPOINT_PROTECTION",
+    "cleanup_expired_logs",
+    "cleanup_may_truncate",
+    "log_cleanup_enabled",
+    "sweep_temp_files",
+]
+
+CHECKPOINT_PROTECTION = "checkpointProtection"
 
 
 def log_cleanup_enabled(metadata: Metadata) -> bool:
@@ -40,6 +51,26 @@ def sweep_temp_files(
     return store.sweep_temp_files(now_ms - safety_ms)
 
 
+@rule("RETENTION.CHECKPOINT_PROTECTION")
+def cleanup_may_truncate(
+    protocol: Protocol | None,
+    metadata: Metadata,
+    new_start: int,
+    profile: Profile,
+) -> bool:
+    """Whether a cleanup that leaves ``new_start`` as the log's first version may run
+    (RETENTION.CHECKPOINT_PROTECTION): on a table listing the writer feature
+    ``checkpointProtection``, one that stops below
+    ``delta.requireCheckpointProtectionBeforeVersion`` must be exempt. This module's cleanup is
+    (it creates no checkpoint and deletes only files below the checkpoint it keeps), unless it
+    follows a release before v4.0 (``profile``), which reaches that version in one go or not
+    at all."""
+    if protocol is None or CHECKPOINT_PROTECTION not in (protocol.writer_features or ()):
+        return True
+    protected_before = TableProperties(metadata.configuration).checkpoint_protected_before
+    return new_start >= protected_before or profile.has("checkpoint_protection_chunked_cleanup")
+
+
 def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
     """Whether one of the checkpoints of a version reads back whole
     (RETENTION.VERIFIED_CHECKPOINT)."""
@@ -54,7 +85,12 @@ def _readable(log: DeltaLog, checkpoints: Sequence[CheckpointFiles]) -> bool:
 
 @rule("RETENTION.LOG")
 def cleanup_expired_logs(
-    log_or_store: DeltaLog | LogStore, checkpoint_version: int, now_ms: int, metadata: Metadata
+    log_or_store: DeltaLog | LogStore,
+    checkpoint_version: int,
+    now_ms: int,
+    metadata: Metadata,
+    protocol: Protocol | None = None,
+    profile: Profile = CURRENT_PROFILE,
 ) -> list[str]:
     """Delete the log files that expired before a complete checkpoint (RETENTION.LOG).
 
@@ -71,7 +107,8 @@ def cleanup_expired_logs(
     older one, so commits are never deleted unless a readable checkpoint covers them.
 
     Nothing happens when ``delta.enableExpiredLogCleanup`` is false or no checkpoint qualifies.
-    Returns the deleted names.
+    ``protocol``: the table's, for RETENTION.CHECKPOINT_PROTECTION; ``profile``: the release
+    followed (the newest by default). Returns the deleted names.
     """
     log = log_of(log_or_store)
     store = log.store
@@ -85,6 +122,9 @@ def cleanup_expired_logs(
     listing = LogListing.of(infos, full=True)
     keep_from = _new_start(log, listing, entries, checkpoint_version, cutoff)
     if keep_from is None:
+        return []
+    new_start = entries[keep_from][1]
+    if not cleanup_may_truncate(protocol, metadata, new_start, profile):
         return []
     return _delete_before(store, names, [name for name, _, _ in entries[:keep_from]])
 

@@ -67,6 +67,9 @@ WRITER_FEATURES = frozenset(
         "typeWidening-preview",
         "inCommitTimestamp",
         "allowColumnDefaults",
+        # binds only log cleanup, which retention/log_cleanup.py follows
+        # (RETENTION.CHECKPOINT_PROTECTION)
+        "checkpointProtection",
     }
 )
 """Writer features of the Delta protocol that this writer knows and keeps: the log-level ones

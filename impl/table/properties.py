@@ -246,6 +246,13 @@ class TableProperties:
         return _lenient_flag(self.configuration.get("delta.enableExpiredLogCleanup"), True)
 
     @cached_property
+    def checkpoint_protected_before(self) -> int:
+        """``delta.requireCheckpointProtectionBeforeVersion``, default 0: the version below which
+        a table with ``checkpointProtection`` keeps its history whole
+        (RETENTION.CHECKPOINT_PROTECTION)."""
+        return int(self.configuration.get("delta.requireCheckpointProtectionBeforeVersion", "0"))
+
+    @cached_property
     def in_commit_timestamps(self) -> bool:
         """``delta.enableInCommitTimestamps``, default false (SNAPSHOT.REPLAY)."""
         return _lenient_flag(self.configuration.get("delta.enableInCommitTimestamps"), False)

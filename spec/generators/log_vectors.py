@@ -641,6 +641,44 @@ def verified_checkpoint_vectors() -> list[Json]:
     ]  # fmt: skip
 
 
+def checkpoint_protection_vectors() -> list[Json]:
+    """RETENTION.CHECKPOINT_PROTECTION: the engine's own log cleanup on a table that lists the
+    writer feature checkpointProtection, the versions below 4 protected. The checkpoint family's
+    table (HISTORY) with that protocol and property; every file but commit 4 expired (as in
+    verified_checkpoint_vectors)."""
+    proto = protocol(1, 7, writerFeatures=["appendOnly", "invariants", "checkpointProtection"])
+    conf = {"delta.requireCheckpointProtectionBeforeVersion": "4"}
+    history = [create(add("a"), configuration=conf, proto=proto), *HISTORY[1:5]]
+    rows2 = [proto, metadata(conf), *(add(p, data_change=False) for p in LIVE[2]),
+             remove("a", data_change=False)]  # fmt: skip
+    log = {
+        checkpoint_name(2): {"checkpoint": rows2},
+        **{name(v): history[v] for v in range(5)},
+        **hint(2, len(rows2)),
+    }
+    times = {n: 1000 * i for i, n in enumerate(sorted(n for n in log if n not in
+                                                      {name(4), "_last_checkpoint"}))}  # fmt: skip
+    tomb = {"tombstones": ["a"]}
+    return [
+        vector(
+            "retention/checkpoint-protection/cleanup-below-the-protected-version",
+            "The table lists checkpointProtection with versions below 4 protected; commits 0-3 "
+            "and the whole checkpoint of version 2 (named by _last_checkpoint) have expired. "
+            "The engine's own log cleanup creates no checkpoint, so it may truncate below 4 in "
+            "a chunk, as on any table: commits 0-1 go (version 1 is gone), versions 2-4 read.",
+            ["RETENTION.CHECKPOINT_PROTECTION", "RETENTION.LOG"],
+            log,
+            [
+                {"version": 1, "error": "VERSION_NOT_FOUND"},
+                snapshot(2, LIVE[2], **tomb),
+                snapshot(4, LIVE[4], **tomb),
+            ],
+            file_times=times,
+            clean_up_expired_logs=True,
+        ),
+    ]
+
+
 def relist_vectors() -> list[Json]:
     """SNAPSHOT.RELIST: between the reader's listing and its reads, another writer checkpoints
     the table and cleans up the log (``after_listing``)."""
@@ -706,6 +744,7 @@ def retention_family() -> list[Json]:
             [snapshot(0, [], app_txns={"old": 2, "undated": 3})],
         ),
         *verified_checkpoint_vectors(),
+        *checkpoint_protection_vectors(),
     ]  # fmt: skip
 
 

@@ -45,9 +45,10 @@ from deltaspec.impl.checkpoint.write import write_checkpoint
 from deltaspec.impl.errors import VersionNotFoundError
 from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs, cleanup_may_truncate
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
+from deltaspec.impl.table.releases import Profile
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -416,11 +417,16 @@ def test_expired_app_transactions_left_out(tmp_path):
 
 
 def _history_with_times(
-    table: Table, versions: int, checkpoints: tuple[int, ...], **conf: str
+    table: Table,
+    versions: int,
+    checkpoints: tuple[int, ...],
+    protocol: Protocol | None = None,
+    **conf: str,
 ) -> None:
-    """Commits 0..versions-1, version v's files timed at 01:00 UTC of day v after MIDNIGHT."""
+    """Commits 0..versions-1, version v's files timed at 01:00 UTC of day v after MIDNIGHT;
+    the protocol (1, 2) unless given."""
     log_dir = table.root / "_delta_log"
-    table.commit(Protocol(1, 2), metadata(**conf), add("f0"))
+    table.commit(protocol or Protocol(1, 2), metadata(**conf), add("f0"))
     for v in range(1, versions):
         table.commit(add(f"f{v}"))
         if v in checkpoints:
@@ -470,6 +476,43 @@ def test_cleanup_deletes_whole_segments_before_a_checkpoint(tmp_path):
     same_state(table.log().snapshot(), before[12])
     # nothing more to do, ever, while 10 is the newest checkpoint
     assert cleanup_expired_logs(table.store, 10, now + 400 * DAY, meta) == []
+
+
+PROTECTED = Protocol(1, 7, writer_features=("appendOnly", "invariants", "checkpointProtection"))
+CLEANUP_CASES = (  # (new first version, the release followed, may it run)
+    (5, "4.4.0", True), (5, "4.0.1", True), (5, "3.3.2", False), (10, "3.3.2", True),
+    (11, "3.3.2", True), (0, "3.3.2", False),
+)  # fmt: skip
+"""With delta.requireCheckpointProtectionBeforeVersion = 10 (tests/model: the same cases)."""
+
+
+@pytest.mark.rules("RETENTION.CHECKPOINT_PROTECTION", "RETENTION.LOG")
+def test_cleanup_of_a_protected_table_runs_as_on_any_table(tmp_path):
+    """Our cleanup creates no checkpoint and deletes none at or after its new start, so below
+    delta.requireCheckpointProtectionBeforeVersion it truncates in chunks as on any table (as
+    delta-spark 4.x does); following v3.3.x it must reach that version in one go."""
+    conf = {"delta.logRetentionDuration": "interval 3 days",
+            "delta.requireCheckpointProtectionBeforeVersion": "10"}  # fmt: skip
+    table = Table(tmp_path / "t")
+    _history_with_times(table, 13, (5, 10), PROTECTED, **conf)
+    snapshot = table.log().snapshot()
+    now = MIDNIGHT + 12 * DAY + 3600_000  # checkpoint 5 qualifies, 10 does not yet
+    assert cleanup_expired_logs(table.store, 10, now, snapshot.metadata, snapshot.protocol)
+    assert _versions_left(table) == list(range(5, 13))  # a chunk below 10
+    for new_start, release, allowed in CLEANUP_CASES:
+        at = Profile.parse(release)
+        assert cleanup_may_truncate(
+            snapshot.protocol, snapshot.metadata, new_start, at
+        ) is allowed, (new_start, release)  # fmt: skip
+        assert cleanup_may_truncate(  # without the feature, any cleanup may run
+            Protocol(1, 7, writer_features=("appendOnly",)), snapshot.metadata, new_start, at
+        )
+    # following 3.3.x, the same cleanup deletes nothing: it cannot reach 10 in one go
+    other = Table(tmp_path / "u")
+    _history_with_times(other, 13, (5, 10), PROTECTED, **conf)
+    old = Profile.parse("3.3.2")
+    assert not cleanup_expired_logs(other.store, 10, now, snapshot.metadata, PROTECTED, old)
+    assert _versions_left(other) == list(range(13))
 
 
 @pytest.mark.rules("RETENTION.LOG")

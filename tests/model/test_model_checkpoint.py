@@ -30,12 +30,14 @@ from deltaspec.model.actions import (
 )
 from deltaspec.model.checkpoint import (
     checkpoint_actions,
+    cleanup_may_truncate,
     expired_log_versions,
     min_file_retention_timestamp,
     needs_checkpoint,
     snapshot_from_checkpoint,
 )
 from deltaspec.model.log import Log
+from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, replay
 
 HOUR = 3_600_000
@@ -432,6 +434,20 @@ def test_log_cleanup_agrees_with_the_rule(case):
     got = expired_log_versions(timestamps, checkpoint, now, metadata(**conf), earlier)
     assert list(got) == sorted(got)
     assert set(got) == spec_expired(timestamps, checkpoint, day_cutoff(now, retention), earlier)
+
+
+@pytest.mark.rules("RETENTION.CHECKPOINT_PROTECTION")
+def test_checkpoint_protection_binds_cleanups_below_the_protected_version():
+    """With delta.requireCheckpointProtectionBeforeVersion = 10 (the impl's cases, tests/impl/
+    test_impl_checkpoint.py): below 10, delta-spark 4.x cleans up in chunks, 3.3.x not at all."""
+    protected = Protocol(1, 7, writer_features=frozenset({"appendOnly", "checkpointProtection"}))
+    meta = metadata(**{"delta.requireCheckpointProtectionBeforeVersion": "10"})
+    cases = ((5, "4.4.0", True), (5, "4.0.1", True), (5, "3.3.2", False), (10, "3.3.2", True),
+             (11, "3.3.2", True), (0, "3.3.2", False))  # fmt: skip
+    for new_start, release, allowed in cases:
+        at = profile(release)
+        assert cleanup_may_truncate(protected, meta, new_start, at) is allowed, (new_start, release)
+        assert cleanup_may_truncate(Protocol(1, 2), meta, new_start, at)
 
 
 @pytest.mark.rules("RETENTION.LOG")
