@@ -24,8 +24,6 @@ from ..snapshot.delta_log import DeltaLog, log_of
 from ..table.properties import DAY_MS, TableProperties
 from ..table.releases import Profile
 
-CURRENT_PROFILE = Profile()
-
 __all__ = [
     "CHECKPOINT_PROTECTION",
     "cleanup_expired_logs",
@@ -35,6 +33,8 @@ __all__ = [
 ]
 
 CHECKPOINT_PROTECTION = "checkpointProtection"
+CURRENT_PROFILE = Profile()
+"""The release a cleanup follows unless told otherwise: the newest."""
 
 
 def log_cleanup_enabled(metadata: Metadata) -> bool:
