@@ -145,7 +145,8 @@ def _write_v1(
     log_or_store: DeltaLog | LogStore, snapshot: Snapshot, table: pa.Table, parts: int | None
 ) -> CheckpointResult:
     """A classic or multi-part checkpoint: every file put-if-absent; one that exists already is
-    used only once read back whole."""
+    used only once read back whole, and replaced atomically when it does not
+    (RETENTION.VERIFIED_CHECKPOINT)."""
     version = snapshot.version
     store = _store_of(log_or_store)
     pieces, written_parts = _pieces(table, version, snapshot.protocol, parts)
@@ -154,7 +155,15 @@ def _write_v1(
         # a file that exists should hold the same checkpoint, from another writer
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
         # make _last_checkpoint and log cleanup trust a checkpoint nobody can read)
-        _verify_written(log_of(log_or_store), version, [name for name, _ in pieces])
+        names = [name for name, _ in pieces]
+        try:
+            _verify_written(log_of(log_or_store), version, names)
+        except CorruptLogError:
+            # torn by a writer that died on a store without atomic writes: replaced, atomically,
+            # by this writer's whole copy of the same checkpoint, then read back again
+            for name, data in reused.items():
+                store.write_overwrite(name, data)
+            _verify_written(log_of(log_or_store), version, names)
     return CheckpointResult(
         version=version,
         size=table.num_rows,
@@ -206,11 +215,13 @@ def _pieces(
     return pieces, parts
 
 
-def _put_pieces(store: LogStore, pieces: list[tuple[str, pa.Table]]) -> tuple[int, list[str]]:
-    """Create every file put-if-absent (LOG.PUT_IF_ABSENT); the bytes written and the names
-    that already existed."""
+def _put_pieces(
+    store: LogStore, pieces: list[tuple[str, pa.Table]]
+) -> tuple[int, dict[str, bytes]]:
+    """Create every file put-if-absent (LOG.PUT_IF_ABSENT); the bytes written, and the names
+    that already existed with the bytes this writer had for them."""
     total = 0
-    reused: list[str] = []
+    reused: dict[str, bytes] = {}
     for index, (name, piece) in enumerate(pieces):
         if index == 1:
             crashpoints.reached("checkpoint.between_parts")
@@ -218,6 +229,6 @@ def _put_pieces(store: LogStore, pieces: list[tuple[str, pa.Table]]) -> tuple[in
         try:
             store.write_new(name, data)
         except VersionExistsError:
-            reused.append(name)
+            reused[name] = data
         total += len(data)
     return total, reused

@@ -32,6 +32,7 @@ from .names import (
     LAST_CHECKPOINT,
     LOG_DIR,
     SIDECARS_DIR,
+    is_checkpoint_name,
     is_checksum_name,
     is_temp_name,
     leading_version,
@@ -332,17 +333,20 @@ class LocalLogStore(LogStore):
             ) from None
 
     def write_overwrite(self, name: str, data: bytes) -> None:
-        if name != LAST_CHECKPOINT:
+        hint = name == LAST_CHECKPOINT
+        if not hint and not is_checkpoint_name(name):
             raise ValueError(
-                f"only {LAST_CHECKPOINT} may be overwritten, not {name!r} (LOG.PUT_IF_ABSENT)"
+                f"only {LAST_CHECKPOINT} and checkpoint files may be overwritten, not {name!r} "
+                "(LOG.PUT_IF_ABSENT)"
             )
         _check_data(data)
         final = self._path(name)
         self._ensure_dir(self._log_dir)
         temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
         try:
-            write_temp(temp, data, "last_checkpoint", self._durable)
-            crashpoints.reached("last_checkpoint.after_temp")
+            write_temp(temp, data, "last_checkpoint" if hint else "checkpoint", self._durable)
+            if hint:
+                crashpoints.reached("last_checkpoint.after_temp")
             os.replace(temp, final)
             if self._durable:
                 fsync_dir(self._log_dir)

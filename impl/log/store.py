@@ -107,8 +107,9 @@ class LogStore(abc.ABC):
     def write_overwrite(self, name: str, data: bytes) -> None:
         """Replace the content of ``name`` atomically (readers see the old or the new content).
 
-        Allowed only for ``_last_checkpoint``: a commit file is never overwritten
-        (LOG.PUT_IF_ABSENT), so any other name raises ValueError.
+        Allowed only for ``_last_checkpoint`` and checkpoint files (a torn checkpoint is
+        replaced by a whole copy of the same checkpoint, RETENTION.VERIFIED_CHECKPOINT): a commit
+        file is never overwritten (LOG.PUT_IF_ABSENT), so any other name raises ValueError.
         """
 
     @abc.abstractmethod

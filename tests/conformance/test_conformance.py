@@ -180,6 +180,7 @@ def test_the_impl_adapter_factory_gives_fresh_tables(tmp_path):
         pass
 
 
+@pytest.mark.slow  # 18-21 s; the quick tier runs check's stages in test_check_stages.py
 def test_check_quick_writes_its_report(tmp_path):
     report = tmp_path / "check.json"
     assert main(["check", "--quick", "--report", str(report)]) == 0

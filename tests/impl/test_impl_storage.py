@@ -416,10 +416,11 @@ def test_reader_never_sees_a_partial_commit(tmp_path, monkeypatch, writes):
 
 @pytest.mark.rules("LOG.PUT_IF_ABSENT", "CHECKPOINT.LAST_CHECKPOINT")
 @pytest.mark.parametrize(
-    "name",
-    [commit_name(0), "00000000000000000010.checkpoint.parquet", "_sidecars/x.parquet", "x"],
+    "name", [commit_name(0), f"{0:020d}.crc", "_sidecars/x.parquet", "x", "_delta_log"]
 )
-def test_write_overwrite_only_for_last_checkpoint(tmp_path, name):
+def test_write_overwrite_only_for_the_hint_and_checkpoints(tmp_path, name):
+    """_last_checkpoint and checkpoint files (a torn one is replaced, RETENTION.VERIFIED_CHECKPOINT)
+    may be overwritten; a commit, a checksum, a sidecar or any other name never."""
     store = LocalLogStore(tmp_path)
     if name == commit_name(0):
         store.write_new(name, b"committed")
@@ -429,6 +430,20 @@ def test_write_overwrite_only_for_last_checkpoint(tmp_path, name):
         assert store.read(name) == b"committed"
     else:
         assert not store.exists(name)
+    assert temp_files(tmp_path) == []
+
+
+@pytest.mark.rules("RETENTION.VERIFIED_CHECKPOINT")
+@pytest.mark.parametrize(
+    "name",
+    ["00000000000000000010.checkpoint.parquet",
+     "00000000000000000010.checkpoint.0000000001.0000000002.parquet"],
+)  # fmt: skip
+def test_write_overwrite_replaces_a_checkpoint_file(tmp_path, name):
+    store = LocalLogStore(tmp_path)
+    store.write_new(name, b"PAR1 torn")
+    store.write_overwrite(name, b"PAR1 whole PAR1")
+    assert store.read(name) == b"PAR1 whole PAR1"
     assert temp_files(tmp_path) == []
 
 

@@ -104,22 +104,28 @@ def _torn_checkpoint(root: Path, version: int) -> Path:
 
 
 @pytest.mark.rules("RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG")
-def test_recheckpointing_over_a_torn_checkpoint_never_deletes_the_commits(tmp_path: Path) -> None:
+def test_recheckpointing_replaces_a_torn_checkpoint_before_anything_trusts_it(
+    tmp_path: Path,
+) -> None:
+    """A torn checkpoint file (a writer died half-way on a store without atomic writes) is
+    replaced atomically by the re-checkpointing writer's whole copy, read back, and only then
+    named by _last_checkpoint; before, it was refused and stayed, and delta-rs (which does not
+    fall back past an unreadable checkpoint) could no longer read the table."""
     root = tmp_path / "t"
     log = _table(root)
     torn_file = _torn_checkpoint(root, 3)
-    with pytest.raises(errors.CorruptLogError) as torn:
-        checkpoint_version(log, 3, now_ms=FAR)
-    assert (torn.value.version, torn.value.file) == (3, "00000000000000000003.checkpoint.parquet")
-    assert all((_log_dir(root) / commit_name(v)).exists() for v in range(4))
-    assert not (_log_dir(root) / "_last_checkpoint").exists()
-    assert DeltaLog(str(root)).snapshot().num_files == 3
-    # the history is whole: with the torn file set aside, delta-rs (which does not fall back
-    # past an unreadable checkpoint) reads the table too
+    torn_size = torn_file.stat().st_size
+    result = checkpoint_version(log, 3, now_ms=FAR)
+    assert result.files == ("00000000000000000003.checkpoint.parquet",)
+    assert torn_file.stat().st_size > torn_size
+    fresh = DeltaLog(str(root))
+    assert fresh.read_last_checkpoint()["version"] == 3
+    assert fresh.snapshot().checkpoint_version == 3 and fresh.snapshot().num_files == 3
     from deltalake import DeltaTable
 
-    torn_file.rename(tmp_path / "torn.parquet")
     assert DeltaTable(str(root)).version() == 3
+    with pytest.raises(ValueError, match=r"LOG\.PUT_IF_ABSENT"):  # never a commit
+        fresh.store.write_overwrite(commit_name(3), b"{}")
 
 
 @pytest.mark.rules("RETENTION.VERIFIED_CHECKPOINT")
