@@ -113,10 +113,8 @@ def build_distributions(source: Path, outdir: Path, python: Path = BIN / "python
         sys.stderr.write(output if failed else "\n".join(warnings) + "\n")
         what = "failed" if failed else f"printed {len(warnings)} warnings"
         raise SystemExit(f"the build of {source} {what}")
-    return [
-        outdir / f"deltaspec-{version()}.tar.gz",
-        outdir / f"deltaspec-{version()}-py3-none-any.whl",
-    ]
+    name = f"deltaspec-{version()}"
+    return [outdir / f"{name}.tar.gz", outdir / f"{name}-py3-none-any.whl"]
 
 
 def release() -> int:

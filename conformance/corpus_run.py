@@ -230,14 +230,14 @@ def _read_suite(
     if suite == "fixtures":
         directory = fixtures_dir(corpus.fixtures_dir)
 
-        def wanted(table: fixtures.FixtureTable) -> bool:
-            return options.selection.may_select_under(f"fixtures/{table.name}/")
-
-        tables = [t for t in fixtures.load_manifest(directory, pinned=corpus.pinned) if wanted(t)]
+        tables = [
+            t
+            for t in fixtures.load_manifest(directory, pinned=corpus.pinned)
+            if options.selection.may_select_under(f"fixtures/{t.name}/")
+        ]
         progress = suites.Progress("fixtures", len(tables))
         results = fixtures.run_fixtures(reader, directory, expected_states=model_states,
-                                        pinned=corpus.pinned, progress=progress,
-                                        tables=wanted)  # fmt: skip
+                                        progress=progress, tables=tables)  # fmt: skip
     else:
         # --only DIR: that directory's log vectors alone
         extra = [] if options.include_spec else corpus.scenario_dirs

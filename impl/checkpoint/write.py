@@ -155,15 +155,15 @@ def _write_v1(
         # a file that exists should hold the same checkpoint, from another writer
         # (CHECKPOINT.INTERVAL); it is pointed at only once read back whole (a torn one would
         # make _last_checkpoint and log cleanup trust a checkpoint nobody can read)
-        names = [name for name, _ in pieces]
+        log, names = log_of(log_or_store), [name for name, _ in pieces]
         try:
-            _verify_written(log_of(log_or_store), version, names)
+            _verify_written(log, version, names)
         except CorruptLogError:
             # torn by a writer that died on a store without atomic writes: replaced, atomically,
             # by this writer's whole copy of the same checkpoint, then read back again
             for name, data in reused.items():
                 store.write_overwrite(name, data)
-            _verify_written(log_of(log_or_store), version, names)
+            _verify_written(log, version, names)
     return CheckpointResult(
         version=version,
         size=table.num_rows,
