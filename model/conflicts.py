@@ -29,7 +29,7 @@ from .actions import (
     is_file_action,
 )
 from .isolation import ROW_TRACKING_DOMAIN, IsolationLevel
-from .outcomes import Conflict, ConflictKind
+from .outcomes import Conflict, ConflictKind, ErrorKind
 from .predicates import evaluate
 from .profiles import CheckOrder, Profile
 from .rowtracking import reassign_row_tracking
@@ -86,16 +86,23 @@ class WinningCommit:
         return any(is_file_action(a) for a in self.actions)
 
 
-Verdict = PreparedCommit | Conflict
+Verdict = PreparedCommit | Conflict | ErrorKind
+"""The commit rebased onto the winner, the conflict that ends it, or the error that ends it
+(a winner's protocol this writer cannot write, TXN.WRITER_PROTOCOL)."""
 Check = Callable[[PreparedCommit, WinningCommit, Profile], Verdict]
 
 
 @rule("CONFLICT.PROTOCOL")
 def check_protocol(current: PreparedCommit, winner: WinningCommit, profile: Profile) -> Verdict:
-    """CONFLICT.PROTOCOL: a winner's protocol is adopted, unless the transaction also commits
-    a protocol or (v3.0.0+) the winner removes features."""
+    """CONFLICT.PROTOCOL: a winner's protocol is adopted, unless the release cannot write it
+    (v0.3.0+, TXN.WRITER_PROTOCOL), the transaction also commits a protocol or (v3.0.0+) the
+    winner removes features."""
     if winner.protocol is None:
         return current
+    if profile.has("winner_protocol_write_check") and not features.writes_to(
+        winner.protocol, profile
+    ):
+        return ErrorKind.UNSUPPORTED_WRITE_PROTOCOL
     rebased = replace(current, protocol=winner.protocol)
     if current.has_protocol:
         return Conflict(ConflictKind.PROTOCOL_CHANGED, winner.version)
@@ -360,7 +367,7 @@ def check_winner(current: PreparedCommit, winner: WinningCommit, profile: Profil
     """CONFLICT.PER_WINNER: run the profile's checks in order against one winning commit."""
     for check in check_order(profile):
         verdict = check(current, winner, profile)
-        if isinstance(verdict, Conflict):
+        if isinstance(verdict, Conflict | ErrorKind):
             return verdict
         current = verdict
     return current

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .actions import Protocol
+from deltaspec.releases_table import writer_support
+
+from .actions import Metadata, Protocol
+from .profiles import Profile
 
 TABLE_FEATURES_READER = 3
 TABLE_FEATURES_WRITER = 7
@@ -52,3 +55,22 @@ def is_downgrade(new: Protocol, old: Protocol | None, by_features: bool) -> bool
         new.min_reader_version < old.min_reader_version
         or new.min_writer_version < old.min_writer_version
     )
+
+
+def writes_to(protocol: Protocol | None, profile: Profile) -> bool:
+    """Whether the release's writer can write a table with ``protocol``: its
+    ``minWriterVersion`` is one the release takes and, at writer version 7, it supports every
+    listed writer feature (spec/data/releases.json, ``writer_protocols``)."""
+    if protocol is None:
+        return True
+    support = writer_support(profile.release)
+    return not support.unsupported(protocol.min_writer_version, protocol.writer_features or ())
+
+
+COMMIT_COORDINATOR_PROPERTY = "delta.coordinatedCommits.commitCoordinator-preview"
+
+
+def names_commit_coordinator(metadata: Metadata) -> bool:
+    """A table whose metadata names a commit coordinator takes its commits through it, not by
+    put-if-absent: a writer without that coordinator cannot write it."""
+    return metadata.property(COMMIT_COORDINATOR_PROPERTY) is not None

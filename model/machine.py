@@ -120,6 +120,8 @@ def resolve(machine: Machine, name: str) -> Machine:
         )
         if isinstance(verdict, Conflict):
             return _finish(machine, name, writer, verdict)
+        if isinstance(verdict, ErrorKind):
+            return _finish(machine, name, writer, Rejected(verdict))
         current = rebased_past(verdict, machine.log.commits[version], machine.profile)
     resolved = replace(
         writer,

@@ -303,6 +303,23 @@ def check_partition_columns(
     return actions
 
 
+@rule("TXN.WRITER_PROTOCOL")
+def check_writer_protocol(
+    txn: Transaction, actions: Actions, profile: Profile
+) -> Actions | ErrorKind:
+    """Only a table the release can write: a protocol the commit sets (v3.1.0+; before, it is
+    committed, and the table then refuses this writer), the read snapshot's protocol, and
+    metadata (set or read) that names no commit coordinator."""
+    read = txn.read_snapshot
+    protocols = [p for p in _protocols(actions) if profile.has("new_protocol_write_check")]
+    metadatas = [*_metadatas(actions), *([read.metadata] if read.metadata else [])]
+    if not all(features.writes_to(p, profile) for p in [*protocols, read.protocol]) or any(
+        features.names_commit_coordinator(m) for m in metadatas
+    ):
+        return ErrorKind.UNSUPPORTED_WRITE_PROTOCOL
+    return actions
+
+
 @rule("TXN.APPEND_ONLY")
 def check_append_only(txn: Transaction, actions: Actions, profile: Profile) -> Actions | ErrorKind:
     """An append-only table (``delta.appendOnly``) takes no data-changing remove."""
@@ -374,6 +391,7 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_first_commit,
         check_protocol_downgrade,
         check_partition_columns,
+        check_writer_protocol,
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,

@@ -26,6 +26,7 @@ from deltaspec.impl.errors import UnsupportedFeatureError
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.snapshot.time_travel import version_at
+from deltaspec.impl.table.features import SPARK_PATH_READER_FEATURES
 
 from . import schema as schemas
 from .errors import InvalidOptionError
@@ -43,6 +44,13 @@ def table_schema(snapshot: Snapshot) -> StructType:
 
 
 def _require_readable(snapshot: Snapshot) -> None:
+    unsupported = sorted(set(snapshot.protocol.reader_features or ()) - SPARK_PATH_READER_FEATURES)
+    if unsupported:
+        raise UnsupportedFeatureError(
+            f"reading {', '.join(unsupported)} through Spark is not supported",
+            table=snapshot.table_path,
+            version=snapshot.version,
+        )
     mode = snapshot.metadata.configuration.get("delta.columnMapping.mode", "none")
     if mode != "none":
         raise UnsupportedFeatureError(

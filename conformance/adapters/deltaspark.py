@@ -68,7 +68,10 @@ def _kinds() -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
     data = json.loads((spec_root() / "data" / "conflict_kinds.json").read_text(encoding="utf-8"))
     conflicts = {entry["exception"]: kind for kind, entry in data["conflicts"].items()}
     by_error_class = {
-        entry["error_class"]: kind for kind, entry in data["errors"].items() if entry["error_class"]
+        error_class: kind
+        for kind, entry in data["errors"].items()
+        for error_class in [entry["error_class"], *entry.get("other_error_classes", ())]
+        if error_class
     }
     by_exception: dict[str, list[str]] = {}
     for kind, entry in data["errors"].items():

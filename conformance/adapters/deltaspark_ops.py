@@ -81,11 +81,17 @@ def _kinds_by_error_class() -> dict[str, str]:
     """delta-spark error class -> scenario outcome kind (spec/data/conflict_kinds.json)."""
     table = json.loads((spec_root() / "data" / "conflict_kinds.json").read_text("utf-8"))
     return {
-        entry["error_class"]: kind
+        error_class: kind
         for group in ("conflicts", "errors")
         for kind, entry in table[group].items()
-        if entry.get("error_class")
+        for error_class in _error_classes(entry)
     }
+
+
+def _error_classes(entry: dict[str, Any]) -> list[str]:
+    """The error classes delta-spark reports a kind with (conflict_kinds.json)."""
+    named = [entry["error_class"]] if entry.get("error_class") else []
+    return named + list(entry.get("other_error_classes", ()))
 
 
 def engine_outcome(error: BaseException) -> Json:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from deltaspec.releases_table import behaviours
+from deltaspec.releases_table import behaviours, writer_support
 from deltaspec.rules import Release, Rule, covers
 
 from .logvectors import LogVector
@@ -29,6 +29,9 @@ from .verdicts import CaseResult, Verdict
 
 EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE = 0, 1, 2, 3
 NEWEST = "4.4.0"
+WRITER_PROTOCOL = "TXN.WRITER_PROTOCOL"
+"""Its release data is the writable features (releases.json ``writer_protocols``), not only
+behaviours: a vector citing it applies only where they are the newest release's."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,10 @@ def not_for_release(
         cited = sorted(set(behaviour.rules) & set(scenario.rules))
         if cited and behaviour.holds_in(release) != behaviour.holds_in(newest):
             return f"{cited[0]} behaves otherwise at {at} ({behaviour.summary}: {behaviour.name})"
+    if WRITER_PROTOCOL in scenario.rules and writer_support(release).features != (
+        writer_support(newest).features
+    ):
+        return f"{WRITER_PROTOCOL} behaves otherwise at {at} (it writes other features)"
     return None
 
 

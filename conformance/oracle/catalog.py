@@ -422,10 +422,26 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "or profile.has(\"checkpoint_protection_chunked_cleanup\")", ""),
     _m("checkpoint-protection-unknown", "a table listing checkpointProtection is refused for "
        "writing", "RETENTION.CHECKPOINT_PROTECTION",
-       "unknown = sorted(set(protocol.writer_features or ()) - WRITER_FEATURES)",
-       "unknown = sorted(set(protocol.writer_features or ()) - (WRITER_FEATURES - "
-       "{'checkpointProtection'}))",
-       function="txn.write_boundary:check_writer_protocol"),
+       "why = sorted(set(listed) - WRITER_FEATURES)",
+       "why = sorted(set(listed) - (WRITER_FEATURES - {'checkpointProtection'}))",
+       function="table.features:require_writable"),
+    _m("writer-protocol-read-unchecked", "a table whose protocol the release cannot write is "
+       "written", "TXN.WRITER_PROTOCOL",
+       "    if txn.read_protocol is not None:\n        protocol.require_writable(",
+       "    if False:\n        protocol.require_writable(",
+       function="txn.prepare:check_writer_protocol"),
+    _m("writer-protocol-new-checked-early", "a protocol a commit sets is checked before 3.1.0 too",
+       "TXN.WRITER_PROTOCOL", "    if profile.has(\"new_protocol_write_check\"):",
+       "    if True:", function="txn.prepare:check_writer_protocol"),
+    _m("writer-protocol-winner-unchecked", "a winner's protocol the release cannot write is "
+       "adopted", "TXN.WRITER_PROTOCOL",
+       "    if profile.has(\"winner_protocol_write_check\"):", "    if False:",
+       function="txn.conflicts:check_protocol"),
+    _m("writer-protocol-release-blind", "the writer takes every feature it implements, whatever "
+       "the release", "TXN.WRITER_PROTOCOL",
+       "why = writer_support(profile.release).unsupported(",
+       "why = writer_support((99, 0, 0)).unsupported(",
+       function="table.features:require_writable"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
        "RETENTION.LOG",
        "and entries[index - 1][2] <= cutoff", "and entries[index - 1][2] < cutoff",

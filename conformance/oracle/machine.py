@@ -47,6 +47,13 @@ from deltaspec.model.actions import AddFile, as_dict
 from deltaspec.model.predicates import parse
 from deltaspec.model.snapshot import Snapshot
 from deltaspec.model.transaction import Transaction, filter_files
+from deltaspec.releases_table import (
+    ReleaseNumber,
+    full_writer_protocol,
+    latest_release,
+    parse_release,
+    unwritable_protocol,
+)
 
 from ..harness.adapter import Adapter, Json, TableSetup
 from .differential import Differential, Divergence
@@ -214,6 +221,8 @@ class _Draw:
             body["partitionValues"] = partition
         if not data_change:
             body["dataChange"] = False
+        if self.machine.rows_counted:
+            body["stats"] = '{"numRecords":1}'
         return {"add": body}
 
     def predicate(self) -> list[Any]:
@@ -340,7 +349,11 @@ class _Draw:
         return "ADD COLUMNS", [], [{"metaData": {"schemaString": text}}]
 
     def _protocol(self, snapshot: Snapshot) -> Writer:
-        return "UPGRADE PROTOCOL", [], [{"protocol": self.draw(st.sampled_from(PROTOCOLS))}]
+        """A protocol upgrade: one of PROTOCOLS, or the release's full-feature protocol, or one
+        the release cannot write (TXN.WRITER_PROTOCOL)."""
+        full = full_writer_protocol(self.machine.release)
+        choices = (*PROTOCOLS, full, unwritable_protocol(self.machine.release, full))
+        return "UPGRADE PROTOCOL", [], [{"protocol": self.draw(st.sampled_from(choices))}]
 
     def _streaming(self, snapshot: Snapshot) -> Writer:
         app = self.draw(st.sampled_from(("app-a", "app-b")))
@@ -427,6 +440,10 @@ class OracleMachine(RuleBasedStateMachine):
         self.open: list[str] = []
         self.writers = 0
         self.files = 0
+        self.release: ReleaseNumber = latest_release()
+        self.rows_counted = False
+        """Adds carry ``numRecords`` (a table drawn with a full-feature protocol, which may
+        track row ids: ROWTRACKING.FRESH_ROW_IDS)."""
 
     @property
     def d(self) -> Differential:
@@ -450,6 +467,7 @@ class OracleMachine(RuleBasedStateMachine):
         swarm=st.sampled_from(SWARMS),
         retention=st.sampled_from(RETENTIONS),
         policy=st.sampled_from(CHECKPOINT_POLICIES),
+        full_features=st.sampled_from((False, False, True)),
     )
     def create_table(
         self,
@@ -461,6 +479,7 @@ class OracleMachine(RuleBasedStateMachine):
         swarm: Sequence[str],
         retention: dict[str, str],
         policy: str,
+        full_features: bool,
     ) -> None:
         self.shape = shape
         self.swarm = ["append", *swarm]
@@ -478,9 +497,14 @@ class OracleMachine(RuleBasedStateMachine):
             configuration["delta.enableExpiredLogCleanup"] = "false"
         if level is not None:
             configuration["delta.isolationLevel"] = level
-        release = tuple(int(part) for part in profile.split("."))
+        release = self.release = parse_release(profile)
         protocol = PROTOCOLS[1] if release >= (3, 0, 0) else PROTOCOLS[0]
-        if policy == "v2" and release >= (4, 0, 0) and not live:
+        if full_features:
+            # every feature the release's writer can write, as delta-spark's own tests create
+            # tables (TXN.WRITER_PROTOCOL)
+            protocol = full_writer_protocol(release)
+            self.rows_counted = True
+        elif policy == "v2" and release >= (4, 0, 0) and not live:
             # live delta-spark's action-level commit of this protocol with the policy's metadata
             # upgrades the protocol a second time (PROTOCOL_CHANGED_TWICE), the known issue of
             # conflict/metadata-resolution/dv-enable-with-protocol-upgrade

@@ -6,11 +6,16 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
-from ..actions import Protocol
-from ..errors import UnsupportedProtocolError
+from deltaspec.releases_table import writer_support
+
+from ..actions import Metadata, Protocol
+from ..errors import UnsupportedProtocolError, UnsupportedWriterProtocolError
+from .releases import Profile
 
 __all__ = [
+    "DATA_TYPE_FEATURES",
     "MAX_READER_VERSION",
+    "SPARK_PATH_READER_FEATURES",
     "SPARK_PATH_WRITER_FEATURES",
     "SUPPORTED_READER_FEATURES",
     "WRITER_FEATURES",
@@ -18,7 +23,22 @@ __all__ = [
     "features",
     "is_downgrade",
     "removes_features",
+    "require_no_commit_coordinator",
+    "require_writable",
 ]
+
+DATA_TYPE_FEATURES = frozenset(
+    {
+        "variantType",
+        "variantType-preview",
+        "variantShredding",
+        "variantShredding-preview",
+        "geospatial",
+        "geospatial-dev",
+    }
+)
+"""Features of column types only: the log is read and written as any other; the Spark path,
+which does not handle these types, refuses them."""
 
 SUPPORTED_READER_FEATURES = frozenset(
     {
@@ -33,14 +53,19 @@ SUPPORTED_READER_FEATURES = frozenset(
         "typeWidening",
         "typeWidening-preview",
     }
+    | DATA_TYPE_FEATURES
 )
 """Reader features this implementation reads correctly.
 
 The log-level ones (``deletionVectors``, ``v2Checkpoint``) change how the log is replayed and are
 implemented by :mod:`deltaspec.impl.replay`; the others only change how data files are
 interpreted, which the snapshot exposes (schema, partition values, deletion vector descriptors)
-for the scan to apply. Variant, catalog-managed and coordinated-commit tables are refused.
+for the scan to apply (variant and geospatial columns: the Spark path refuses them,
+:data:`SPARK_PATH_READER_FEATURES`). Catalog-managed tables are refused.
 """
+
+SPARK_PATH_READER_FEATURES = SUPPORTED_READER_FEATURES - DATA_TYPE_FEATURES
+"""The reader features the Spark path's scan honours: not variant or geospatial data."""
 
 MAX_READER_VERSION = 3
 
@@ -61,23 +86,33 @@ WRITER_FEATURES = frozenset(
         "v2Checkpoint",
         "icebergCompatV1",
         "icebergCompatV2",
+        "icebergCompatV3",
         "clustering",
         "vacuumProtocolCheck",
         "typeWidening",
         "typeWidening-preview",
         "inCommitTimestamp",
+        "inCommitTimestamp-preview",
         "allowColumnDefaults",
         # binds only log cleanup, which retention/log_cleanup.py follows
         # (RETENTION.CHECKPOINT_PROTECTION)
         "checkpointProtection",
+        # only while no commit coordinator is named (require_no_commit_coordinator)
+        "coordinatedCommits-preview",
+        # data-file layout: the Spark path's, which refuses it
+        "materializePartitionColumns",
     }
+    | DATA_TYPE_FEATURES
 )
 """Writer features of the Delta protocol that this writer knows and keeps: the log-level ones
 are implemented here (appendOnly, domainMetadata, v2Checkpoint, deletionVectors keys,
-inCommitTimestamp reads...), the data-level ones are the callers' (the Spark path). A table
-with any other writer feature (an unknown one, ``variantType``, ``catalogManaged``,
-``coordinatedCommits``) is refused for writing, as delta-spark refuses features it does not
-know."""
+inCommitTimestamp, rowTracking, checkpointProtection...), the data-level ones are the callers'
+(the Spark path, which refuses those it does not honour). A table with any other writer feature
+(an unknown one, ``catalogManaged``) is refused for writing (TXN.WRITER_PROTOCOL)."""
+
+COMMIT_COORDINATOR_PROPERTY = "delta.coordinatedCommits.commitCoordinator-preview"
+"""A table whose metadata sets this takes its commits through that coordinator, not by
+put-if-absent in ``_delta_log`` (TXN.WRITER_PROTOCOL)."""
 
 SPARK_PATH_WRITER_FEATURES = frozenset(
     {"appendOnly", "invariants", "checkConstraints", "timestampNtz", "deletionVectors"}
@@ -154,3 +189,43 @@ def is_downgrade(new: Protocol, old: Protocol | None, feature_based: bool) -> bo
         return removes_features(new, old)
     lower_reader = new.min_reader_version < old.min_reader_version
     return lower_reader or new.min_writer_version < old.min_writer_version
+
+
+def require_writable(
+    protocol: Protocol,
+    profile: Profile,
+    *,
+    table: str | None = None,
+    version: int | None = None,
+) -> None:
+    """UnsupportedWriterProtocolError for a protocol the configured release cannot write
+    (spec/data/releases.json, ``writer_protocols``), or that needs a writer feature this writer
+    does not implement (:data:`WRITER_FEATURES`)."""
+    listed = protocol.writer_features or ()
+    why = writer_support(profile.release).unsupported(protocol.min_writer_version, listed)
+    if not why and protocol.min_writer_version >= 7:
+        why = sorted(set(listed) - WRITER_FEATURES)
+    if why:
+        raise UnsupportedWriterProtocolError(
+            f"release {profile} cannot write a table with protocol "
+            f"({protocol.min_reader_version}, {protocol.min_writer_version}): "
+            f"unsupported {', '.join(why)}",
+            table=table,
+            version=version,
+        )
+
+
+def require_no_commit_coordinator(
+    metadata: Metadata | None, *, table: str | None = None, version: int | None = None
+) -> None:
+    """UnsupportedWriterProtocolError for a table whose metadata names a commit coordinator:
+    its commits go through that coordinator, which this writer does not drive."""
+    configuration = {} if metadata is None else metadata.configuration
+    coordinator = configuration.get(COMMIT_COORDINATOR_PROPERTY)
+    if coordinator is not None:
+        raise UnsupportedWriterProtocolError(
+            f"the table's commits go through the commit coordinator {coordinator!r} "
+            f"({COMMIT_COORDINATOR_PROPERTY})",
+            table=table,
+            version=version,
+        )

@@ -253,9 +253,13 @@ def _hint(values: dict[str, str | None] | None, metadata: Metadata | None) -> st
 def check_protocol(
     cur: CurrentTransactionInfo, win: WinningCommit, profile: Profile
 ) -> CurrentTransactionInfo:
-    """CONFLICT.PROTOCOL."""
+    """CONFLICT.PROTOCOL: a winner's protocol this writer cannot write ends the transaction
+    (v0.3.0+, an error, not a conflict); else it is adopted, unless the transaction commits a
+    protocol too or (v3.0.0+) the winner removes features."""
     if win.protocol is None:
         return cur
+    if profile.has("winner_protocol_write_check"):
+        protocol.require_writable(win.protocol, profile, table=cur.table, version=win.version)
     if cur.commits_protocol:
         return _raise(errors.ProtocolChangedException, "the protocol changed", cur, win)
     if profile.has("feature_protocols") and protocol.removes_features(

@@ -148,6 +148,22 @@ def check_partition_columns(
     return actions
 
 
+@rule("TXN.WRITER_PROTOCOL")
+def check_writer_protocol(txn: Preparing, actions: list[Action], profile: Profile) -> list[Action]:
+    """Only a table the release (and this writer) can write: a protocol the commit sets
+    (v3.1.0+), the read snapshot's protocol, and metadata (set or read) that names no commit
+    coordinator; else UnsupportedWriterProtocolError."""
+    table, version = txn.table, txn.version
+    if profile.has("new_protocol_write_check"):
+        for new in _protocols(actions):
+            protocol.require_writable(new, profile, table=table, version=version)
+    if txn.read_protocol is not None:
+        protocol.require_writable(txn.read_protocol, profile, table=table, version=version)
+    for metadata in [*_metadatas(actions), txn.read_metadata]:
+        protocol.require_no_commit_coordinator(metadata, table=table, version=version)
+    return actions
+
+
 @rule("TXN.APPEND_ONLY")
 def check_append_only(txn: Preparing, actions: list[Action], profile: Profile) -> list[Action]:
     """An append-only table (``delta.appendOnly``) takes no data-changing remove."""
@@ -248,6 +264,7 @@ def prepare_rules() -> tuple[PrepareRule, ...]:
         check_first_commit,
         check_protocol_downgrade,
         check_partition_columns,
+        check_writer_protocol,
         check_append_only,
         check_domain_metadata,
         check_duplicate_actions,

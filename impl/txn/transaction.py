@@ -35,7 +35,6 @@ from ..snapshot.state import Snapshot
 from ..table import properties
 from ..table.releases import Profile
 from . import timestamps as ict
-from . import write_boundary
 from .conflicts import ROW_TRACKING_DOMAIN, CurrentTransactionInfo, ReadSet
 from .post_commit import post_commit
 from .prepare import (
@@ -336,10 +335,6 @@ class OptimisticTransaction:
         else:
             ordered = [commit_info, *actions]
         table, version = self.log.table_path, self.read_version + 1
-        if self.snapshot is not None:  # ACTION.PROTOCOL: only tables this writer can keep
-            write_boundary.check_writer_protocol(
-                self.snapshot.protocol, table=table, version=version
-            )
         current = CurrentTransactionInfo(
             table=table,
             read_protocol=None if read is None else read.protocol,

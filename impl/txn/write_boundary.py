@@ -4,8 +4,8 @@
 :func:`check_commit` runs once per commit, on the bytes about to be written: it decodes them with
 the reader's codec and applies the reader's checks to every action (the one path rule of
 PATH.DATA_FILE, sizes and times inside int64, the reader protocol), then the writer's own: the
-protocol's writer version and features must be ones this writer implements (ACTION.PROTOCOL), and
-the metadata's ``delta.*`` properties must be valid (TXN.TABLE_PROPERTIES). Anything else is a
+metadata's ``delta.*`` properties must be valid (TXN.TABLE_PROPERTIES); which protocols the
+writer takes is TXN.WRITER_PROTOCOL, a prepare rule. Anything else is a
 typed :class:`~deltaspec.impl.errors.CommitValidationError` and nothing is written. Because the
 check is the reader itself, a commit the writer lets through is one the reader can load.
 
@@ -25,42 +25,16 @@ from ..errors import (
     CorruptLogError,
     InvalidCommitActionError,
     UnsupportedProtocolError,
-    UnsupportedWriterProtocolError,
 )
 from ..log.names import commit_name
 from ..table import paths, properties
-from ..table.features import WRITER_FEATURES, check_reader_protocol
+from ..table.features import check_reader_protocol
 
 __all__ = [
-    "MAX_WRITER_VERSION",
     "check_commit",
-    "check_writer_protocol",
     "commit_bytes",
     "encode_line",
 ]
-
-MAX_WRITER_VERSION = 7
-
-
-def check_writer_protocol(
-    protocol: Protocol, *, table: str | None = None, version: int | None = None
-) -> None:
-    """UnsupportedWriterProtocolError for a protocol this writer must not write to
-    (ACTION.PROTOCOL): ``minWriterVersion`` above 7 or below 1, or (at 7) a writer feature
-    outside :data:`WRITER_FEATURES`."""
-    if not 1 <= protocol.min_writer_version <= MAX_WRITER_VERSION:
-        raise UnsupportedWriterProtocolError(
-            f"minWriterVersion {protocol.min_writer_version} is not supported "
-            f"(this writer supports 1 to {MAX_WRITER_VERSION})",
-            table=table,
-            version=version,
-        )
-    if protocol.min_writer_version == MAX_WRITER_VERSION:
-        unknown = sorted(set(protocol.writer_features or ()) - WRITER_FEATURES)
-        if unknown:
-            raise UnsupportedWriterProtocolError(
-                f"unsupported writer features {unknown}", table=table, version=version
-            )
 
 
 @contextmanager
@@ -107,8 +81,6 @@ def check_commit(payload: bytes, *, table: str, version: int) -> list[Action]:
             f"the reader would refuse this commit: {refused.message}", table=table, version=version
         ) from None
     for action in actions:
-        if isinstance(action, Protocol):
-            check_writer_protocol(action, table=table, version=version)
-        elif isinstance(action, Metadata):
+        if isinstance(action, Metadata):
             properties.validate(action.configuration, table=table, version=version)
     return actions

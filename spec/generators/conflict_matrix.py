@@ -12,13 +12,13 @@ tests/spec/test_log_vectors.py checks that the committed vectors equal its outpu
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from deltaspec.conformance.workload.alphabet import MATRIX_OPERATIONS
 from deltaspec.conformance.workload.scenario import matrix_writer
+from deltaspec.vector_files import write_tree
 
 Json = dict[str, Any]
 SPEC = Path(__file__).resolve().parents[1]
@@ -95,14 +95,7 @@ def generate(matrix: Json | None = None) -> dict[str, Json]:
 
 
 def write(directory: Path) -> int:
-    if directory.exists():
-        shutil.rmtree(directory)
-    vectors = generate()
-    for relative, item in vectors.items():
-        path = directory / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(item, indent=2) + "\n", encoding="utf-8")
-    return len(vectors)
+    return write_tree(directory, generate())
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ running an implementation.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from deltaspec.vector_files import write_tree
 
 Json = dict[str, Any]
 FUTURE = 4_102_444_800_000  # 2100-01-01: never expired while these vectors are used
@@ -835,14 +836,7 @@ def generate() -> dict[str, str]:
 
 
 def write(directory: Path) -> int:
-    if directory.exists():
-        shutil.rmtree(directory)
-    files = generate()
-    for relative, text in files.items():
-        path = directory / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return len(files)
+    return write_tree(directory, generate())
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ read their release behaviour from here, so the three places a release is describ
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -75,6 +76,104 @@ def latest_release() -> ReleaseNumber:
 def described_releases() -> tuple[ReleaseNumber, ...]:
     """Every minor release whose source the spec was read at, oldest first."""
     return tuple(parse_release(text) for text in _data()["releases"])
+
+
+@dataclass(frozen=True)
+class WriterSupport:
+    """What one release's writer can write to (TXN.WRITER_PROTOCOL): the ``minWriterVersion``
+    values it takes and, from table features on, the writer features it supports."""
+
+    release: ReleaseNumber
+    writer_versions: frozenset[int]
+    features: frozenset[str]
+    reader_features: frozenset[str] = frozenset()
+    """The reader-writer features among ``features``: listed in ``readerFeatures`` too."""
+
+    def unsupported(self, min_writer_version: int, writer_features: Iterable[str]) -> list[str]:
+        """Why this writer cannot write a table with this protocol (empty: it can): its
+        version, or (at writer version 7) each listed feature it does not support."""
+        if min_writer_version not in self.writer_versions:
+            return [f"minWriterVersion {min_writer_version}"]
+        if min_writer_version < TABLE_FEATURES_WRITER_VERSION:
+            return []
+        return sorted(set(writer_features) - self.features)
+
+
+TABLE_FEATURES_WRITER_VERSION = 7
+
+
+def _in_spans(release: ReleaseNumber, spans: list[list[str]]) -> bool:
+    return any(
+        parse_release(span[0]) <= release and (len(span) == 1 or release < parse_release(span[1]))
+        for span in spans
+    )
+
+
+@cache
+def writer_support(release: ReleaseNumber) -> WriterSupport:
+    """What ``release``'s writer can write to, as spec/data/releases.json states it: a path-based
+    writer, so catalog-managed tables are left out."""
+    data = _data()["writer_protocols"]
+    supported = {
+        name: entry
+        for name, entry in data["features"].items()
+        if _in_spans(release, entry["spans"]) and entry.get("path_based", True)
+    }
+    features = {name: entry["min_writer_version"] for name, entry in supported.items()}
+    readers = frozenset(name for name, entry in supported.items() if entry.get("reader"))
+    if release < parse_release(data["table_features_since"]):
+        highest = max(
+            (version for since, version in data["legacy_max_writer_version"]
+             if parse_release(since) <= release),
+            default=0,
+        )  # fmt: skip
+        return WriterSupport(release, frozenset(range(1, highest + 1)), frozenset())
+    if release < parse_release(data["versions_from_features_since"]):
+        versions = frozenset(range(1, TABLE_FEATURES_WRITER_VERSION + 1))
+    else:
+        versions = frozenset({1, *features.values()})
+    return WriterSupport(release, versions, frozenset(features), readers)
+
+
+def full_writer_protocol(release: ReleaseNumber) -> dict[str, Any]:
+    """The protocol (as a log's JSON) supporting everything ``release``'s writer can write, as
+    delta-spark's own tests create tables: with table features, reader version 3 and writer
+    version 7 listing every writable feature (the reader-writer ones as reader features too);
+    before, the highest writer version the release takes."""
+    support = writer_support(release)
+    if TABLE_FEATURES_WRITER_VERSION not in support.writer_versions:
+        highest = max(support.writer_versions)
+        return {"minReaderVersion": 2 if highest >= 5 else 1, "minWriterVersion": highest}
+    return {
+        "minReaderVersion": 3,
+        "minWriterVersion": TABLE_FEATURES_WRITER_VERSION,
+        "readerFeatures": sorted(support.reader_features),
+        "writerFeatures": sorted(support.features),
+    }
+
+
+UNKNOWN_FEATURE = "unknownWriterFeature-dev"
+"""A writer feature no release supports: the unwritable feature of releases that support every
+writer-only feature the newest release does."""
+
+
+def unwritable_feature(release: ReleaseNumber) -> str:
+    """A writer-only feature the newest release supports and ``release`` does not (the first by
+    name), else one no release supports."""
+    newest = writer_support(described_releases()[-1])
+    support = writer_support(release)
+    missing = sorted(newest.features - newest.reader_features - support.features)
+    return missing[0] if missing else UNKNOWN_FEATURE
+
+
+def unwritable_protocol(release: ReleaseNumber, base: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with one thing ``release``'s writer cannot write."""
+    if base["minWriterVersion"] < TABLE_FEATURES_WRITER_VERSION:
+        return {**base, "minWriterVersion": base["minWriterVersion"] + 1}
+    return {
+        **base,
+        "writerFeatures": sorted([*base["writerFeatures"], unwritable_feature(release)]),
+    }
 
 
 def profile_rows() -> list[dict[str, str]]:

@@ -281,6 +281,34 @@ def test_the_spark_path_honours_only_features_the_commit_path_keeps() -> None:
     assert SPARK_PATH_WRITER_FEATURES < WRITER_FEATURES
 
 
+@pytest.mark.rules("TXN.WRITER_PROTOCOL")
+def test_the_commit_path_keeps_every_feature_the_newest_release_writes() -> None:
+    """A release that adds a writer feature fails this until the impl implements it (or the
+    spec says the impl refuses it, and the model agrees)."""
+    from deltaspec.impl.table.features import WRITER_FEATURES
+    from deltaspec.releases_table import latest_release, writer_support
+
+    assert writer_support(latest_release()).features <= WRITER_FEATURES
+
+
+@pytest.mark.rules("TXN.WRITER_PROTOCOL")
+def test_a_table_naming_a_commit_coordinator_is_not_written(tmp_path: Path) -> None:
+    from deltaspec.impl.errors import UnsupportedWriterProtocolError
+
+    txn = OptimisticTransaction(DeltaLog(str(tmp_path / "t")))
+    properties = {"delta.coordinatedCommits.commitCoordinator-preview": "dynamodb"}
+    with pytest.raises(UnsupportedWriterProtocolError) as refused:
+        txn.commit(
+            [
+                Protocol(1, 7, writer_features=("coordinatedCommits-preview",)),
+                Metadata("t", SCHEMA, ("p",), properties),
+            ],
+            Operation("CREATE TABLE"),
+        )
+    assert "dynamodb" in refused.value.message and refused.value.version == 0
+    assert not (tmp_path / "t" / "_delta_log" / "00000000000000000000.json").exists()
+
+
 @pytest.mark.rules("TXN.READ_VERSION_RETAINED")
 def test_a_writer_whose_read_version_was_cleaned_up_writes_nothing(tmp_path: Path) -> None:
     """Commits 0 and 1 are gone behind checkpoint 2 (what log cleanup leaves): a writer that read

@@ -78,9 +78,13 @@ def test_a_file_without_num_records_cannot_be_numbered() -> None:
 
 
 @pytest.mark.rules("ROWTRACKING.FRESH_ROW_IDS")
-def test_releases_before_row_tracking_assign_nothing() -> None:
+@pytest.mark.rules("TXN.WRITER_PROTOCOL")
+def test_releases_before_row_tracking_refuse_its_tables() -> None:
+    """2.4.0 commits the rowTracking protocol it is given (no check of a new protocol before
+    3.1.0) but then cannot write the table: rowTracking is not among its writer features."""
     machine = m.commit(run(created("2.4.0"), "w", records("a", 3)), "w", now=1)
-    assert live(machine) == {"a": (None, None)}
+    assert m.outcome(machine, "w") == Rejected(ErrorKind.UNSUPPORTED_WRITE_PROTOCOL)
+    assert machine.log.latest_version == 0
 
 
 @pytest.mark.rules("ROWTRACKING.REBASE")

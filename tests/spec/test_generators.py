@@ -43,3 +43,27 @@ def test_a_changed_cell_changes_its_vector():
     assert changed["expect"]["loser"] == {"committed": 2}
     assert changed["expect_snapshot"]["version"] == 2
     assert "p=a/loser-a1-updated.parquet" in changed["expect_snapshot"]["files"]
+
+
+WRITER_PROTOCOL = REPO / "spec" / "scenarios" / "txn" / "writer-protocol"
+
+
+def test_the_committed_writer_protocol_vectors_are_the_generators_output():
+    generated = _load("writer_protocols").generate()
+    committed = {
+        str(p.relative_to(WRITER_PROTOCOL)): json.loads(p.read_text())
+        for p in WRITER_PROTOCOL.rglob("*.json")
+    }
+    assert len(generated) == 3 * 24  # every described release but 0.1.0
+    assert committed == generated
+
+
+def test_a_release_before_the_new_protocol_check_commits_the_winners_upgrade():
+    generator = _load("writer_protocols")
+    before = generator.winner_sets_unwritable_protocol((3, 0, 0))["expect"]
+    after = generator.winner_sets_unwritable_protocol((3, 1, 0))["expect"]
+    assert before == {
+        "upgrade": {"committed": 1},
+        "append": {"error": "UNSUPPORTED_WRITE_PROTOCOL"},
+    }
+    assert after == {"upgrade": {"error": "UNSUPPORTED_WRITE_PROTOCOL"}, "append": {"committed": 1}}
