@@ -243,7 +243,7 @@ def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
     return {
         "version": snapshot.version,
         "files": sorted(path for path, _ in snapshot.files),
-        "tombstones": sorted({r.path for r in tombstones}),
+        "tombstones": sorted(r.path for r in tombstones),  # one per key (SNAPSHOT.FILE_KEY)
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
         "row_ids": {
             path: [f.base_row_id, f.default_row_commit_version]

@@ -355,6 +355,16 @@ REPLAY: tuple[Mutant, ...] = (
        "key = action.key\n                removes.pop(key, None)\n",
        "key = action.key\n",
        "vectors", "vectors"),
+    _m("tombstone-dropped-by-path", "a file key touched by a commit drops the tombstone of the "
+       "same path without a deletion vector", "SNAPSHOT.FILE_KEY",
+       "state.tombstones = drop_keys(state.tombstones, touched)",
+       "state.tombstones = drop_keys(state.tombstones, touched | {(p, None) for p, _ in touched})",
+       function="replay.commits:reconcile"),
+    _m("re-add-keeps-older-tombstone", "a file re-added after the version that removed it keeps "
+       "the tombstone", "SNAPSHOT.RECONCILE",
+       "state.tombstones = drop_keys(state.tombstones, touched)",
+       "state.tombstones = drop_keys(state.tombstones, set(removes))",
+       function="replay.commits:reconcile"),
     _m("domain-removal-ignored", "a removed metadata domain stays live",
        "SNAPSHOT.DOMAIN_METADATA", "if action.removed:", "if False:"),
     _m("app-txn-first-wins", "the first SetTransaction of an app id wins, not the latest",

@@ -448,7 +448,12 @@ def checksum_vectors() -> list[Json]:
 
 
 def checkpoint_family() -> list[Json]:
-    return checkpoint_hint_vectors() + checkpoint_parts_vectors() + checkpoint_v2_vectors()
+    return (
+        checkpoint_hint_vectors()
+        + checkpoint_parts_vectors()
+        + checkpoint_v2_vectors()
+        + checkpoint_replay_vectors()
+    )
 
 
 def checkpoint_hint_vectors() -> list[Json]:
@@ -557,6 +562,60 @@ def checkpoint_parts_vectors() -> list[Json]:
             ["CHECKPOINT.READ", "LOG.LISTING", "LOG.CONTIGUITY"],
             {checkpoint_name(4): {"text": ""}, **commits(4, 5)},
             [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
+        ),
+    ]  # fmt: skip
+
+
+def checkpoint_replay_vectors() -> list[Json]:
+    """Replay that starts at a checkpoint: a tombstone or a live file the checkpoint holds meets a
+    later commit touching the same file key (SNAPSHOT.REPLAY, SNAPSHOT.RECONCILE)."""
+    rows2 = state_rows(2)
+    dv = protocol(3, 7, readerFeatures=["deletionVectors"], writerFeatures=["deletionVectors"])
+    dv_rows = [dv, metadata(), add("b", data_change=False),
+               add("c", data_change=False, deletionVector=DV_X),
+               remove("a", data_change=False), remove("c", data_change=False)]  # fmt: skip
+    return [
+        vector(
+            "checkpoint/replay/tombstone-then-re-add",
+            "The checkpoint of version 2 (commits below it cleaned up) holds the tombstone of a; "
+            "commit 3 adds a again. Replay "
+            "from the checkpoint makes a live and drops its tombstone, as replay from the commits "
+            "would; version 2 still has the tombstone.",
+            ["SNAPSHOT.REPLAY", "SNAPSHOT.RECONCILE", "CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2),
+             name(3): [info(), add("a", size=7)], **hint(2, len(rows2))},
+            [snapshot(3, ["a", "b", "c"], tombstones=[]),
+             snapshot(2, ["b", "c"], tombstones=["a"])],
+        ),
+        vector(
+            "checkpoint/replay/live-file-removed-then-re-added",
+            "The checkpoint of version 2 holds b live; commit 3 removes b and commit 4 adds it "
+            "again: b is live at 4 with no tombstone, and a tombstone at 3.",
+            ["SNAPSHOT.REPLAY", "SNAPSHOT.RECONCILE", "CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": rows2}, **commits(2),
+             name(3): [info("DELETE", False), remove("b")],
+             name(4): [info(), add("b", size=9)], **hint(2, len(rows2))},
+            [snapshot(4, ["b", "c"], tombstones=["a"]),
+             snapshot(3, ["c"], tombstones=["a", "b"])],
+        ),
+        vector(
+            "checkpoint/replay/deletion-vector-keys-across-the-checkpoint",
+            "The checkpoint of version 2 holds c live with a deletion vector and the tombstone of "
+            "c without one (a DELETE gave c its vector). Commit 3 replaces c's vector by another "
+            "(remove of c with the first, add with the second); commit 4 removes that and adds c "
+            "without a vector, which re-adds the key the checkpoint's tombstone named. Keys are "
+            "path and vector (SNAPSHOT.FILE_KEY): one live c throughout; the tombstones are those "
+            "of the keys not live.",
+            ["SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE", "CHECKPOINT.READ"],
+            {checkpoint_name(2): {"checkpoint": dv_rows},
+             name(2): [info("DELETE", False), remove("c"), add("c", deletionVector=DV_X)],
+             name(3): [info("DELETE", False), remove("c", deletionVector=DV_X),
+                       add("c", deletionVector=DV_Y)],
+             name(4): [info("RESTORE", False), remove("c", deletionVector=DV_Y), add("c")],
+             **hint(2, len(dv_rows))},
+            [snapshot(2, ["b", "c"], tombstones=["a", "c"]),
+             snapshot(3, ["b", "c"], tombstones=["a", "c", "c"]),
+             snapshot(4, ["b", "c"], tombstones=["a", "c", "c"])],
         ),
     ]  # fmt: skip
 
