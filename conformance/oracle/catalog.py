@@ -518,6 +518,17 @@ SERVICES: tuple[Mutant, ...] = (
 )  # fmt: skip
 
 TABLE: tuple[Mutant, ...] = (
+    _m("checkpoint-cadence-by-read-interval", "the checkpoint interval is the one the writer "
+       "read, not the one it commits", "CHECKPOINT.INTERVAL",
+       "post_commit(self.log, version, prepared.current.metadata, self.clock)",
+       "post_commit(self.log, version, None if self.snapshot is None else "
+       "self.snapshot.metadata, self.clock)",
+       function="txn.transaction:OptimisticTransaction._commit"),
+    _m("checkpoint-cadence-keeps-default", "a table that set its interval is still "
+       "checkpointed every 10 versions too", "CHECKPOINT.INTERVAL",
+       "not checkpoint_policy.needs_checkpoint(version, metadata)",
+       "not (checkpoint_policy.needs_checkpoint(version, metadata) or version % 10 == 0)",
+       function="txn.post_commit:post_commit"),
     _m("checkpoint-interval-zero-accepted", "delta.checkpointInterval = 0 is accepted",
        "CHECKPOINT.INTERVAL",
        "if not 0 < number < 2**31:", "if not 0 <= number < 2**31:", "vectors", "vectors",
