@@ -17,6 +17,7 @@ import faulthandler
 import json
 import os
 import shutil
+import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from support import append_rows, create_reliability_table, tree_state
 
 from deltaspec.impl.checkpoint.contents import CHECKPOINT_SCHEMA, checkpoint_table
 from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.codec.roaring import DV_MAGIC, serialize_rows
+from deltaspec.impl.codec.z85 import z85_encode
 from deltaspec.impl.errors import (
     CorruptLogError,
     DeltaError,
@@ -422,6 +425,39 @@ def dv_escape(kind: str, where: str) -> BadInput:
                     UnsafePathError, 4, C4, group="escapes")  # fmt: skip
 
 
+_ROWS_1_2 = serialize_rows({1, 2})
+_RUNS = struct.pack("<iQIII", DV_MAGIC, 1, 0, 12347, 0) + b"\x01" + struct.pack("<HHH", 0, 9, 9)
+
+
+def inline_dv(name: str, text: str, size: int, cardinality: int, expect: Any = CorruptLogError
+              ) -> BadInput:  # fmt: skip
+    """Commit 4 adds a file with an inline (``i``) deletion vector of Z85 ``text``."""
+    body = add("p=a/dv.parquet")
+    body["add"]["deletionVector"] = {"storageType": "i", "pathOrInlineDv": text,
+                                     "sizeInBytes": size, "cardinality": cardinality}  # fmt: skip
+    return BadInput(f"inline deletion vector {name}", edit(lambda r: put_commit(r, 4, body)),
+                    expect, 4, None if expect == RECOVERS else C4, group="malformed",
+                    why="a well-formed inline vector" if expect == RECOVERS else "",
+                    live_files=4)  # fmt: skip
+
+
+INLINE_DVS: tuple[BadInput, ...] = (
+    inline_dv("well formed", z85_encode(_ROWS_1_2), len(_ROWS_1_2), 2, RECOVERS),
+    inline_dv("not Z85", "~~~~~" * 4, 16, 2),
+    inline_dv("Z85 group past 2^32", "#####" * 4, 16, 2),
+    inline_dv("length not a multiple of 5", z85_encode(_ROWS_1_2)[:-1], 16, 2),
+    inline_dv("empty", "", 0, 0),
+    inline_dv("shorter than sizeInBytes", z85_encode(_ROWS_1_2), 64, 2),
+    inline_dv("negative sizeInBytes", z85_encode(_ROWS_1_2), -1, 2),
+    inline_dv("bad magic", z85_encode(b"\0" * 12), 12, 0),
+    inline_dv("bitmap cut short", z85_encode(_ROWS_1_2[:20]), 20, 2),
+    inline_dv("cardinality not its rows", z85_encode(_ROWS_1_2), len(_ROWS_1_2), 3),
+    inline_dv("2^64 buckets", z85_encode(struct.pack("<iQ", DV_MAGIC, 2**64 - 1)), 12, 1),
+    inline_dv("run container holding other than its cardinality", z85_encode(_RUNS),
+              len(_RUNS), 10),
+)  # fmt: skip
+
+
 def escaping(path: str, action: str) -> BadInput:
     body = add(path) if action == "add" else {"remove": {"path": path, "deletionTimestamp": 1}}
     return BadInput(f"{action} path {path!r}", edit(lambda r: put_commit(r, 4, body)),
@@ -683,6 +719,14 @@ ROW_EDITS: tuple[tuple[str, Callable[[list[dict[str, Any]]], None], type[DeltaEr
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "p", "pathOrInlineDv": "/etc/passwd", "offset": 1, "sizeInBytes": 1,
          "cardinality": 1, "maxRowIndex": None}), UnsafePathError),
+    ("add with an inline DV that is not Z85",
+     lambda rows: first(rows, "add")["add"].update(deletionVector={
+         "storageType": "i", "pathOrInlineDv": "~~~~~", "offset": None, "sizeInBytes": 4,
+         "cardinality": 1, "maxRowIndex": None}), CorruptLogError),
+    ("add with an inline DV of the wrong cardinality",
+     lambda rows: first(rows, "add")["add"].update(deletionVector={
+         "storageType": "i", "pathOrInlineDv": z85_encode(_ROWS_1_2), "offset": None,
+         "sizeInBytes": len(_ROWS_1_2), "cardinality": 5, "maxRowIndex": None}), CorruptLogError),
     ("add with DV u prefix ../",
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "u", "pathOrInlineDv": "../" + "0" * 20, "offset": 1,
@@ -723,7 +767,7 @@ SPELLINGS: tuple[BadInput, ...] = (
              live_files=2, group="recoveries"),
 )  # fmt: skip
 
-CATALOG = (*CATALOG, *ESCAPES, *MALFORMED, *HANGS, *CHECKPOINT_ROWS, *SPELLINGS)
+CATALOG = (*CATALOG, *ESCAPES, *MALFORMED, *INLINE_DVS, *HANGS, *CHECKPOINT_ROWS, *SPELLINGS)
 
 
 # --- watching the file system --------------------------------------------------------------------
