@@ -36,9 +36,11 @@ from deltaspec.impl.codec.z85 import z85_encode
 from deltaspec.impl.errors import (
     CorruptLogError,
     DeltaError,
+    LogAccessError,
     MissingProtocolOrMetadataError,
     MissingVersionsError,
     NotRegularFileError,
+    TableNotFoundError,
     UnsafePathError,
     UnsupportedProtocolError,
 )
@@ -333,6 +335,17 @@ CATALOG: tuple[BadInput, ...] = (
              RECOVERS, 3, why="the link is not followed (not read at all); listing finds cp 2"),
     BadInput("_delta_log is a symlink out of the table", symlink_log_dir,
              UnsafePathError, None, "_delta_log"),
+    # the table's directories
+    BadInput("_delta_log is a regular file",
+             edit(lambda r: (shutil.rmtree(log_dir(r)), log_dir(r).write_bytes(b"{}\n"))),
+             LogAccessError, None, "_delta_log"),
+    BadInput("_delta_log is a FIFO", edit(lambda r: (shutil.rmtree(log_dir(r)),
+             os.mkfifo(log_dir(r)))), LogAccessError, None, "_delta_log"),
+    BadInput("_delta_log is an empty directory",
+             edit(lambda r: (shutil.rmtree(log_dir(r)), log_dir(r).mkdir())),
+             TableNotFoundError, None),
+    BadInput("the table root is a regular file",
+             edit(lambda r: (shutil.rmtree(r), r.write_bytes(b"PAR1"))), TableNotFoundError, None),
     # file actions
     BadInput("add with absolute path outside the root",
              lambda r, o: put_commit(r, 4, add(str(o / "canary.parquet"))),
