@@ -4,6 +4,7 @@ DeltaOptions reads them: keys case-insensitive, values checked (never read as fa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,12 @@ MODES = {"append": "Append", "overwrite": "Overwrite", "errorifexists": "ErrorIf
          "error": "ErrorIfExists", "default": "ErrorIfExists", "ignore": "Ignore"}  # fmt: skip
 # Spark writer options passed through to the Parquet writer.
 _PASSTHROUGH = {"maxrecordsperfile": "maxRecordsPerFile", "compression": "compression"}
+# The Parquet codecs Spark 4 knows (ParquetCompressionCodec, names in any case).
+PARQUET_CODECS = frozenset(
+    {"none", "uncompressed", "snappy", "gzip", "lzo", "brotli", "lz4", "lz4_raw", "zstd"}
+)
+_LONG = re.compile(r"[+-]?[0-9]+")
+_LONGS = range(-(2**63), 2**63)
 
 
 def _bool_option(name: str, value: Any, default: bool) -> bool:
@@ -48,6 +55,35 @@ def _version_option(name: str, value: Any) -> int:
             f"Invalid value '{value}' for option '{name}', must be a non-negative integer"
         )
     return int(text)
+
+
+def _text_option(name: str, value: Any) -> str | None:
+    """A string option (replaceWhere, userMetadata): a string or absent, never another value
+    turned into its Python repr."""
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidOptionError(
+        f"Invalid value {value!r} for option '{name}', must be a string, not {type(value).__name__}"
+    )
+
+
+def _parquet_option(name: str, value: Any) -> str:
+    """A Parquet writer option as Spark reads it, checked before anything is written: a codec
+    Spark knows, a ``maxRecordsPerFile`` that is a long."""
+    text = value if isinstance(value, str) else None
+    if name == "compression" and (text is None or text.strip().lower() not in PARQUET_CODECS):
+        raise InvalidOptionError(
+            f"Invalid value {value!r} for option 'compression', must be one of "
+            + ", ".join(sorted(PARQUET_CODECS))
+        )
+    if name == "maxRecordsPerFile":
+        if isinstance(value, int) and not isinstance(value, bool):
+            text = str(value)
+        if text is None or not _LONG.fullmatch(text) or int(text) not in _LONGS:
+            raise InvalidOptionError(
+                f"Invalid value {value!r} for option 'maxRecordsPerFile', must be a long"
+            )
+    return str(text)
 
 
 @dataclass(frozen=True)
@@ -78,11 +114,11 @@ class WriteOptions:
         if (app is None) != (version is None):
             raise InvalidOptionError("txnAppId and txnVersion go together")
         return cls(
-            replace_where=None if get.get("replacewhere") is None else str(get["replacewhere"]),
+            replace_where=_text_option("replaceWhere", get.get("replacewhere")),
             dynamic_partition_overwrite=None if mode is None else str(mode).lower() == "dynamic",
             merge_schema=_bool_option("mergeSchema", get.get("mergeschema"), False),
             overwrite_schema=_bool_option("overwriteSchema", get.get("overwriteschema"), False),
-            user_metadata=None if get.get("usermetadata") is None else str(get["usermetadata"]),
+            user_metadata=_text_option("userMetadata", get.get("usermetadata")),
             txn_app_id=None if app is None else str(app),
             txn_version=None if version is None else _version_option("txnVersion", version),
             data_change=_bool_option("dataChange", get.get("datachange"), True),
@@ -96,7 +132,11 @@ class WriteOptions:
                 for key, v in options.items()
                 if key.lower().startswith("delta.")
             },
-            parquet={_PASSTHROUGH[k]: str(v) for k, (_, v) in lowered.items() if k in _PASSTHROUGH},
+            parquet={
+                _PASSTHROUGH[k]: _parquet_option(_PASSTHROUGH[k], v)
+                for k, (_, v) in lowered.items()
+                if k in _PASSTHROUGH
+            },
         )
 
 

@@ -13,14 +13,20 @@ _Z85_INDEX = {c: i for i, c in enumerate(_Z85)}
 
 
 def z85_decode(text: str) -> bytes:
-    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs)."""
+    """Z85 (the Base85 variant Delta uses for DV ids and inline DVs); ValueError for text that
+    is not (a length not a multiple of 5, a character outside the alphabet, a group past 2^32)."""
     if len(text) % 5:
         raise ValueError(f"Z85 text length {len(text)} is not a multiple of 5")
     out = bytearray()
     for start in range(0, len(text), 5):
         value = 0
         for char in text[start : start + 5]:
-            value = value * 85 + _Z85_INDEX[char]
+            digit = _Z85_INDEX.get(char)
+            if digit is None:
+                raise ValueError(f"{char!r} is not a Z85 character")
+            value = value * 85 + digit
+        if value >= 1 << 32:
+            raise ValueError(f"Z85 group {text[start : start + 5]!r} is past 2^32")
         out += value.to_bytes(4, "big")
     return bytes(out)
 

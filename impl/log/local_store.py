@@ -15,7 +15,8 @@ import contextlib
 import errno
 import os
 import uuid
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, TypeVar
 
 from deltaspec.rules import rule
 
@@ -41,6 +42,10 @@ from .names import (
 from .store import LAST_CHECKPOINT_MAX_BYTES, FileInfo, LogStore
 
 __all__ = ["LocalLogStore"]
+
+_Listed = TypeVar("_Listed")
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR})
+"""Errnos of a write the file system refuses for good (:meth:`LocalLogStore._refused_writes`)."""
 
 
 def _check_name(name: str) -> list[str]:
@@ -169,27 +174,43 @@ class LocalLogStore(LogStore):
     @rule("LOG.LISTING")
     def list_from(self, start: str = "") -> list[FileInfo]:
         self._check_dirs([""])
-        return self._scan(self._log_dir, "", start)
+        return self._listed(LOG_DIR, lambda: self._scan(self._log_dir, "", start))
+
+    def _listed(self, directory: str, list_it: Callable[[], list[_Listed]]) -> list[_Listed]:
+        """``list_it()``, listing ``directory`` (relative to the table root). A directory that
+        does not exist lists empty (no table; a table root that is no directory holds none
+        either); one that cannot be listed (permission denied, an I/O error, ``_delta_log`` not
+        a directory) is LogAccessError naming the table and the directory, never a raw OSError.
+        A ``_sidecars`` that is no directory holds no sidecar: empty."""
+        try:
+            return list_it()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            if not os.path.isdir(self._table_path):
+                return []
+            if isinstance(exc, NotADirectoryError) and directory != LOG_DIR:
+                return []
+            raise regular_files.access_error(exc, table=self._table_path, file=directory) from None
 
     def list_names(self) -> list[str]:
         if type(self).list_from is not LocalLogStore.list_from:
             return super().list_names()  # a subclass that shapes listings: keep its view
         self._check_dirs([""])
-        try:
-            with os.scandir(self._log_dir) as iterator:
-                names = [
-                    e.name
-                    for e in iterator
-                    if not is_temp_name(e.name)
-                    and (
-                        e.is_file(follow_symlinks=False)
-                        or e.is_symlink()
-                        or leading_version(e.name) is not None
-                    )
-                ]
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return sorted(names)
+        return sorted(self._listed(LOG_DIR, self._log_names))
+
+    def _log_names(self) -> list[str]:
+        with os.scandir(self._log_dir) as iterator:
+            return [
+                e.name
+                for e in iterator
+                if not is_temp_name(e.name)
+                and (
+                    e.is_file(follow_symlinks=False)
+                    or e.is_symlink()
+                    or leading_version(e.name) is not None
+                )
+            ]
 
     def stat(self, name: str) -> FileInfo | None:
         if type(self).list_from is not LocalLogStore.list_from:
@@ -204,7 +225,8 @@ class LocalLogStore(LogStore):
         if len(_check_name(subdir)) != 1:
             raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
         self._check_dirs([subdir, ""])
-        return self._scan(os.path.join(self._log_dir, subdir), subdir + "/")
+        directory = os.path.join(self._log_dir, subdir)
+        return self._listed(f"{LOG_DIR}/{subdir}", lambda: self._scan(directory, subdir + "/"))
 
     def sweep_temp_files(self, older_than_ms: int) -> list[str]:
         """Delete ``.<name>.<uuid>.tmp`` files in ``_delta_log`` and ``_delta_log/_sidecars``
@@ -240,13 +262,11 @@ class LocalLogStore(LogStore):
     @staticmethod
     def _scan(directory: str, prefix: str, start: str = "") -> list[FileInfo]:
         """The regular files of ``directory`` except temporary files, sorted by name, from the
-        name ``start`` on (names before it are not even stat'ed)."""
+        name ``start`` on (names before it are not even stat'ed); OSError if it cannot be listed
+        (:meth:`_listed` says what that means)."""
         infos: list[FileInfo] = []
-        try:
-            with os.scandir(directory) as iterator:
-                entries = [e for e in iterator if prefix + e.name >= start]
-        except (FileNotFoundError, NotADirectoryError):
-            return []
+        with os.scandir(directory) as iterator:
+            entries = [e for e in iterator if prefix + e.name >= start]
         for entry in entries:
             if is_temp_name(entry.name):
                 continue
@@ -275,13 +295,8 @@ class LocalLogStore(LogStore):
         _check_data(data)
         final = self._path(name)
         directory = os.path.dirname(final)
-        try:
+        with self._refused_writes(name):
             self._ensure_dir(directory)
-        except OSError as exc:
-            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
-                raise
-            # a read-only or unwritable table: nothing was written, so not an unknown outcome
-            raise regular_files.access_error(exc, table=self._table_path, file=name) from None
         if os.path.lexists(final):
             # a lost race known before writing: no temporary file, no fsync (the link below
             # stays the one that decides when the name appears between this check and it)
@@ -291,7 +306,8 @@ class LocalLogStore(LogStore):
         kind = crashpoints.file_kind(name)
         durable = self._durable and not is_checksum_name(name)
         try:
-            write_temp(temp, data, kind, durable)
+            with self._refused_writes(name):
+                write_temp(temp, data, kind, durable)
             crashpoints.reached(f"{kind}.after_temp")
             self._publish(name, temp, final)
             crashpoints.reached(f"{kind}.after_link")
@@ -341,13 +357,16 @@ class LocalLogStore(LogStore):
             )
         _check_data(data)
         final = self._path(name)
-        self._ensure_dir(self._log_dir)
+        with self._refused_writes(name):
+            self._ensure_dir(self._log_dir)
         temp = os.path.join(self._log_dir, f".{name}.{uuid.uuid4().hex}.tmp")
         try:
-            write_temp(temp, data, "last_checkpoint" if hint else "checkpoint", self._durable)
+            with self._refused_writes(name):
+                write_temp(temp, data, "last_checkpoint" if hint else "checkpoint", self._durable)
             if hint:
                 crashpoints.reached("last_checkpoint.after_temp")
-            os.replace(temp, final)
+            with self._refused_writes(name):
+                os.replace(temp, final)
             if self._durable:
                 fsync_dir(self._log_dir)
         finally:
@@ -359,6 +378,21 @@ class LocalLogStore(LogStore):
             os.unlink(self._path(name))
 
     # --- helpers -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _refused_writes(self, name: str) -> Iterator[None]:
+        """A write step that the file system refuses for good (permission denied, a read-only
+        file system, a table root or ``_delta_log`` that is no directory) before ``name`` is
+        visible: LogAccessError naming the table, the version and the file. Nothing was written,
+        so it is no unknown outcome; other OSErrors (a full disk, an I/O error) pass through."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in _REFUSED:
+                raise
+            raise regular_files.access_error(
+                exc, table=self._table_path, version=leading_version(name), file=name
+            ) from None
 
     def _exists_error(self, name: str) -> VersionExistsError:
         return VersionExistsError(

@@ -101,17 +101,17 @@ def check_file_table(
         )
     dvs = rows.column("deletion_vector")
     if dvs.null_count < rows.num_rows:
-        # only a ``p`` path or a ``u`` id with a prefix can leave the table: the bare 20-char
-        # ``u`` ids deletion-vector writers produce are skipped without leaving Arrow
+        # only a ``p`` path or a ``u`` id with a prefix can leave the table, only an inline
+        # vector can be undecodable: the bare 20-char ``u`` ids deletion-vector writers produce
+        # are skipped without leaving Arrow
         dvs = dvs.filter(pc.is_valid(dvs))
         kind_column = pc.struct_field(dvs, "storage_type")
         prefixed = pc.not_equal(pc.utf8_length(pc.struct_field(dvs, "path_or_inline_dv")), 20)
-        dvs = dvs.filter(
-            pc.or_(pc.equal(kind_column, "p"), pc.and_(pc.equal(kind_column, "u"), prefixed))
-        )
+        bare_u = pc.and_(pc.equal(kind_column, "u"), pc.invert(prefixed))
+        dvs = dvs.filter(pc.invert(bare_u))
         for row in dvs.to_pylist():
             vector = dv_from_row(row)
-            if vector is not None and vector.storage_type in ("u", "p"):
+            if vector is not None:
                 paths.check_deletion_vector(vector, table, version, file)
     sizes = rows.column("size")
     bad = pc.less(sizes, ZERO)

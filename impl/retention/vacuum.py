@@ -42,6 +42,7 @@ from ..errors import (
 )
 from ..log import crashpoints
 from ..log.names import LOG_DIR
+from ..log.regular_files import access_error
 from ..snapshot.delta_log import DeltaLog
 from ..snapshot.state import Snapshot
 from ..table import paths
@@ -157,7 +158,7 @@ def vacuum(
     referenced = _referenced(log, snapshot, cutoff)
     walk = _walk(log.table_path, referenced, cutoff)
     if not dry_run:
-        _delete(log.table_path, walk.doomed)
+        _delete(log.table_path, snapshot.version, walk.doomed)
     return VacuumResult(
         version=snapshot.version,
         cutoff_ms=cutoff,
@@ -257,7 +258,10 @@ def _consider(
     found.doomed.append((relative, full))
 
 
-def _delete(table: str, doomed: list[tuple[str, str]]) -> None:
+def _delete(table: str, version: int, doomed: list[tuple[str, str]]) -> None:
+    """Delete ``doomed``; a deletion the file system refuses (permission denied, a read-only
+    file system) is LogAccessError naming the file: the files already deleted were not needed,
+    and no log file is ever touched."""
     for relative, full in doomed:
         try:
             # through the resolver again: a directory swapped for a link since the walk is
@@ -268,6 +272,8 @@ def _delete(table: str, doomed: list[tuple[str, str]]) -> None:
             os.unlink(full)
         except (FileNotFoundError, UnsafePathError):
             continue  # deleted meanwhile (another VACUUM), or now behind a link
+        except OSError as exc:
+            raise access_error(exc, table=table, version=version, file=relative) from None
         crashpoints.reached("vacuum.mid_delete")
 
 

@@ -8,6 +8,7 @@ last version committed at or before it from the commit timestamps
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
@@ -45,9 +46,12 @@ def target_version(listing: LogListing, requested: int | None, table: str) -> in
     if latest < 0:
         if not listing.full:
             raise UnusableCheckpoint(TableNotFoundError("no table", table=table))
-        raise TableNotFoundError(
-            "no Delta table: _delta_log has no commit and no checkpoint", table=table
+        where = (
+            "the table root is not a directory"
+            if _not_a_directory(table)
+            else ("_delta_log has no commit and no checkpoint")
         )
+        raise TableNotFoundError(f"no Delta table: {where}", table=table)
     target = latest if requested is None else requested
     earliest = listing.earliest_version
     if requested is not None and (target > latest or earliest is None or target < earliest):
@@ -81,3 +85,8 @@ def version_at(log: DeltaLog, timestamp_ms: int) -> int:
             version=latest,
         )
     return max(earlier)
+
+
+def _not_a_directory(path: str) -> bool:
+    """``path`` exists and is something else than a directory (a regular file, a FIFO...)."""
+    return os.path.lexists(path) and not os.path.isdir(path)

@@ -25,6 +25,7 @@ from deltaspec.rules import rule
 
 from .. import codec
 from ..actions import AddFile, DeletionVector, RemoveFile
+from ..codec.roaring import check_inline_vector
 from ..codec.z85 import z85_decode
 from ..errors import CorruptLogError, UnsafePathError
 from ..log.regular_files import check_real_dirs, open_regular
@@ -151,7 +152,7 @@ def check_file_action(
             ) from None
         path = canonical_path(path)
     dv = action.deletion_vector
-    if dv is not None and dv.storage_type in ("u", "p"):
+    if dv is not None:
         check_deletion_vector(dv, table, version, file)
     numbers = [("size", action.size)]
     if isinstance(action, AddFile):
@@ -190,9 +191,10 @@ def deletion_vector_location(dv: DeletionVector) -> str | None:
     if dv.storage_type == "u":
         prefix, encoded = dv.path_or_inline_dv[:-20], dv.path_or_inline_dv[-20:]
         try:
-            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
-        except KeyError:
+            decoded = z85_decode(encoded)
+        except ValueError:
             raise ValueError(f"not a Z85 deletion vector id: {encoded!r}") from None
+        name = f"deletion_vector_{uuid.UUID(bytes=decoded)}.bin"
         return f"{prefix}/{name}" if prefix else name
     if dv.storage_type == "p":
         return dv.path_or_inline_dv
@@ -204,7 +206,20 @@ def check_deletion_vector(
 ) -> None:
     """Refuse a deletion vector stored in a file (``u`` or ``p``) whose location the path rule
     refuses (PATH.DATA_FILE): a ``p`` path or a ``u`` prefix leaving the table, or a ``u`` id
-    that is not Z85. Checked at load, so such a DV is never live, never opened, never kept."""
+    that is not Z85 (UnsafePathError); and an inline (``i``) vector that is not the Z85 of a
+    serialised DV holding ``cardinality`` rows (CorruptLogError). Checked at load, so such a DV
+    is never live, never opened, never kept."""
+    if dv.storage_type == "i":
+        try:
+            check_inline_vector(dv)
+        except ValueError as exc:
+            raise CorruptLogError(
+                f"inline deletionVector {dv.path_or_inline_dv[:60]!r}: {exc}",
+                table=table,
+                version=version,
+                file=file,
+            ) from None
+        return
     try:
         location = deletion_vector_location(dv)
         if location is not None:

@@ -14,7 +14,7 @@ import pytest
 
 from deltaspec.impl import deletion_vectors as dvs
 from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol
+from deltaspec.impl.actions import Action, AddFile, DeletionVector, Metadata, Protocol
 from deltaspec.impl.codec.z85 import z85_decode, z85_encode
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table import paths
@@ -176,3 +176,32 @@ def test_a_well_formed_deletion_vector_add_commits(tmp_path: Path) -> None:
     OptimisticTransaction(log).commit(
         _dv_update('{"numRecords":4,"tightBounds":true}'), Operation("OPTIMIZE")
     )
+
+
+_ROWS_1_2 = dvs.serialize_rows({1, 2})
+BAD_INLINE = {
+    "not-z85": DeletionVector("i", "~~~~~" * 4, 16, 2),
+    "length-not-a-multiple-of-5": DeletionVector("i", z85_encode(_ROWS_1_2)[:-1], 16, 2),
+    "shorter-than-size-in-bytes": DeletionVector("i", z85_encode(_ROWS_1_2), 64, 2),
+    "bad-magic": DeletionVector("i", z85_encode(b"\0" * 12), 12, 0),
+    "truncated-bitmap": DeletionVector("i", z85_encode(_ROWS_1_2[:20]), 20, 2),
+    "cardinality-not-its-rows": DeletionVector("i", z85_encode(_ROWS_1_2), len(_ROWS_1_2), 3),
+}
+
+
+@pytest.mark.parametrize("dv", BAD_INLINE.values(), ids=BAD_INLINE.keys())
+def test_a_bad_inline_vector_is_a_corrupt_log_naming_the_table(tmp_path: Path, dv: DeletionVector):
+    with pytest.raises(errors.CorruptLogError) as raised:
+        dvs.deleted_rows(tmp_path, dv)
+    assert raised.value.table == str(tmp_path)
+
+
+@pytest.mark.parametrize("dv", BAD_INLINE.values(), ids=BAD_INLINE.keys())
+def test_a_bad_inline_vector_is_never_committed(tmp_path: Path, dv: DeletionVector) -> None:
+    log = _dv_table(tmp_path, ENABLED)
+    old = _add("a.parquet", 4)
+    update = [rewrite.remove(old, 5), replace(old, deletion_vector=dv, stats='{"numRecords":4}')]
+    with pytest.raises(errors.InvalidCommitActionError) as raised:
+        OptimisticTransaction(log).commit(update, Operation("DELETE"))
+    assert (raised.value.table, raised.value.version) == (str(tmp_path), 2)
+    assert log.snapshot().version == 1  # nothing written

@@ -17,6 +17,7 @@ import faulthandler
 import json
 import os
 import shutil
+import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,12 +31,16 @@ from support import append_rows, create_reliability_table, tree_state
 
 from deltaspec.impl.checkpoint.contents import CHECKPOINT_SCHEMA, checkpoint_table
 from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.codec.roaring import DV_MAGIC, serialize_rows
+from deltaspec.impl.codec.z85 import z85_encode
 from deltaspec.impl.errors import (
     CorruptLogError,
     DeltaError,
+    LogAccessError,
     MissingProtocolOrMetadataError,
     MissingVersionsError,
     NotRegularFileError,
+    TableNotFoundError,
     UnsafePathError,
     UnsupportedProtocolError,
 )
@@ -330,6 +335,17 @@ CATALOG: tuple[BadInput, ...] = (
              RECOVERS, 3, why="the link is not followed (not read at all); listing finds cp 2"),
     BadInput("_delta_log is a symlink out of the table", symlink_log_dir,
              UnsafePathError, None, "_delta_log"),
+    # the table's directories
+    BadInput("_delta_log is a regular file",
+             edit(lambda r: (shutil.rmtree(log_dir(r)), log_dir(r).write_bytes(b"{}\n"))),
+             LogAccessError, None, "_delta_log"),
+    BadInput("_delta_log is a FIFO", edit(lambda r: (shutil.rmtree(log_dir(r)),
+             os.mkfifo(log_dir(r)))), LogAccessError, None, "_delta_log"),
+    BadInput("_delta_log is an empty directory",
+             edit(lambda r: (shutil.rmtree(log_dir(r)), log_dir(r).mkdir())),
+             TableNotFoundError, None),
+    BadInput("the table root is a regular file",
+             edit(lambda r: (shutil.rmtree(r), r.write_bytes(b"PAR1"))), TableNotFoundError, None),
     # file actions
     BadInput("add with absolute path outside the root",
              lambda r, o: put_commit(r, 4, add(str(o / "canary.parquet"))),
@@ -420,6 +436,39 @@ def dv_escape(kind: str, where: str) -> BadInput:
     body["add"]["deletionVector"] = vector
     return BadInput(f"deletion vector {kind}:{where!r}", edit(lambda r: put_commit(r, 4, body)),
                     UnsafePathError, 4, C4, group="escapes")  # fmt: skip
+
+
+_ROWS_1_2 = serialize_rows({1, 2})
+_RUNS = struct.pack("<iQIII", DV_MAGIC, 1, 0, 12347, 0) + b"\x01" + struct.pack("<HHH", 0, 9, 9)
+
+
+def inline_dv(name: str, text: str, size: int, cardinality: int, expect: Any = CorruptLogError
+              ) -> BadInput:  # fmt: skip
+    """Commit 4 adds a file with an inline (``i``) deletion vector of Z85 ``text``."""
+    body = add("p=a/dv.parquet")
+    body["add"]["deletionVector"] = {"storageType": "i", "pathOrInlineDv": text,
+                                     "sizeInBytes": size, "cardinality": cardinality}  # fmt: skip
+    return BadInput(f"inline deletion vector {name}", edit(lambda r: put_commit(r, 4, body)),
+                    expect, 4, None if expect == RECOVERS else C4, group="malformed",
+                    why="a well-formed inline vector" if expect == RECOVERS else "",
+                    live_files=4)  # fmt: skip
+
+
+INLINE_DVS: tuple[BadInput, ...] = (
+    inline_dv("well formed", z85_encode(_ROWS_1_2), len(_ROWS_1_2), 2, RECOVERS),
+    inline_dv("not Z85", "~~~~~" * 4, 16, 2),
+    inline_dv("Z85 group past 2^32", "#####" * 4, 16, 2),
+    inline_dv("length not a multiple of 5", z85_encode(_ROWS_1_2)[:-1], 16, 2),
+    inline_dv("empty", "", 0, 0),
+    inline_dv("shorter than sizeInBytes", z85_encode(_ROWS_1_2), 64, 2),
+    inline_dv("negative sizeInBytes", z85_encode(_ROWS_1_2), -1, 2),
+    inline_dv("bad magic", z85_encode(b"\0" * 12), 12, 0),
+    inline_dv("bitmap cut short", z85_encode(_ROWS_1_2[:20]), 20, 2),
+    inline_dv("cardinality not its rows", z85_encode(_ROWS_1_2), len(_ROWS_1_2), 3),
+    inline_dv("2^64 buckets", z85_encode(struct.pack("<iQ", DV_MAGIC, 2**64 - 1)), 12, 1),
+    inline_dv("run container holding other than its cardinality", z85_encode(_RUNS),
+              len(_RUNS), 10),
+)  # fmt: skip
 
 
 def escaping(path: str, action: str) -> BadInput:
@@ -683,6 +732,14 @@ ROW_EDITS: tuple[tuple[str, Callable[[list[dict[str, Any]]], None], type[DeltaEr
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "p", "pathOrInlineDv": "/etc/passwd", "offset": 1, "sizeInBytes": 1,
          "cardinality": 1, "maxRowIndex": None}), UnsafePathError),
+    ("add with an inline DV that is not Z85",
+     lambda rows: first(rows, "add")["add"].update(deletionVector={
+         "storageType": "i", "pathOrInlineDv": "~~~~~", "offset": None, "sizeInBytes": 4,
+         "cardinality": 1, "maxRowIndex": None}), CorruptLogError),
+    ("add with an inline DV of the wrong cardinality",
+     lambda rows: first(rows, "add")["add"].update(deletionVector={
+         "storageType": "i", "pathOrInlineDv": z85_encode(_ROWS_1_2), "offset": None,
+         "sizeInBytes": len(_ROWS_1_2), "cardinality": 5, "maxRowIndex": None}), CorruptLogError),
     ("add with DV u prefix ../",
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "u", "pathOrInlineDv": "../" + "0" * 20, "offset": 1,
@@ -723,7 +780,7 @@ SPELLINGS: tuple[BadInput, ...] = (
              live_files=2, group="recoveries"),
 )  # fmt: skip
 
-CATALOG = (*CATALOG, *ESCAPES, *MALFORMED, *HANGS, *CHECKPOINT_ROWS, *SPELLINGS)
+CATALOG = (*CATALOG, *ESCAPES, *MALFORMED, *INLINE_DVS, *HANGS, *CHECKPOINT_ROWS, *SPELLINGS)
 
 
 # --- watching the file system --------------------------------------------------------------------

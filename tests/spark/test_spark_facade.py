@@ -88,6 +88,35 @@ def test_bad_write_options_are_typed_errors_and_commit_nothing(
     assert DeltaLog(str(root)).latest_version() == 0
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"compression": "zip"},
+        {"compression": 5},
+        {"maxRecordsPerFile": "many"},
+        {"maxRecordsPerFile": 1.5},
+        {"userMetadata": {"note": 1}},
+        {"userMetadata": 5},
+        {"replaceWhere": 5},
+    ],
+    ids=repr,
+)
+def test_bad_parquet_and_text_options_are_refused_before_anything_is_written(
+    spark: SparkSession, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    root = tmp_path / "t"
+    df = spark.createDataFrame([(2, "a", "y")], SCHEMA)
+    with pytest.raises(InvalidOptionError) as raised:
+        write_delta(df, root, mode="overwrite", **options)
+    assert raised.value.error_class == "DELTA_ILLEGAL_OPTION"
+    assert not root.exists()
+    if all(isinstance(v, str) for v in options.values()):  # the data source gets strings only
+        register(spark)
+        with pytest.raises(Exception, match="DELTA_ILLEGAL_OPTION"):
+            df.write.format("deltaspec").mode("append").options(**options).save(str(root))
+        assert not (root / "_delta_log").exists()
+
+
 # --- issue 16: never through a symlink ---------------------------------------------------------
 
 
