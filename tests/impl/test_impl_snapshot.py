@@ -174,7 +174,9 @@ def test_missing_protocol_or_metadata(table, missing):
         (Protocol(3, 7, (), ()), True),
         (Protocol(4, 7), False),
         (Protocol(99, 7), False),
-        (Protocol(3, 7, ("variantType",), ()), False),
+        # a data type: the log reads as any other (the Spark path's scan refuses it)
+        (Protocol(3, 7, ("variantType",), ("variantType",)), True),
+        (Protocol(3, 7, ("unknownReaderFeature-dev",), ()), False),
         (Protocol(3, 7, ("catalogManaged",), ()), False),
     ],
 )
