@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import codec
+from . import arrow_input, codec
 from .actions import AddFile
 from .deletion_vectors import deleted_rows
 from .snapshot.state import Snapshot
@@ -88,8 +88,9 @@ def _scan_file(
     partition_columns: set[str],
     session_zone: timedelta | None,
 ) -> pa.Table:
-    with paths.open_data_file(str(root), add.path) as handle:  # PATH.DATA_FILE
-        data = pq.read_table(handle)
+    # PATH.DATA_FILE; read into Arrow's memory, never a Python file pyarrow's threads call
+    # back into (issue 33)
+    data = pq.read_table(arrow_input.reader(paths.open_data_file(str(root), add.path)))
     rows = data.num_rows
     columns: dict[str, pa.Array | pa.ChunkedArray] = {}
     for field in fields:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .. import codec
+from .. import arrow_input, codec
 from ..actions import (
     Action,
     AddFile,
@@ -105,8 +105,9 @@ def _read_parquet(
 ) -> pa.Table:
     """The action columns of a checkpoint (or sidecar) Parquet file that matter here."""
     try:
-        # pyarrow gets a file the store opened under PATH.REGULAR_FILES, never a path
-        parquet = pq.ParquetFile(store.open_file(name))
+        # pyarrow gets a file the store opened under PATH.REGULAR_FILES, never a path, read
+        # into Arrow's memory here: never a Python file its threads call back into (issue 33)
+        parquet = pq.ParquetFile(arrow_input.reader(store.open_file(name)))
         return parquet.read(columns=_wanted_columns(parquet, files_only))
     except FileNotFoundError:
         raise _missing(store, name, version) from None
