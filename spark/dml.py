@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -26,7 +28,7 @@ from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from . import conditions, manifest, rewrite, stats
 from . import deletion_vectors as dvs
 from . import schema as schemas
-from .errors import MultipleSourceRowMatchError, UnresolvedColumnError
+from .errors import MultipleSourceRowMatchError, UnresolvedColumnError, UpdateValueError
 from .read import FILE_COLUMN, ROW_INDEX_COLUMN, scan, table_schema
 from .write import assert_removable, require_writable, write_data
 
@@ -238,6 +240,30 @@ def _updated(
     )
 
 
+def _check_constant_values(
+    spark: SparkSession, snapshot: Snapshot, targets: Mapping[str, str]
+) -> None:
+    """Every assignment that names no column is cast to its column's type once, by Spark's ANSI
+    cast, before any file is written: a value that does not fit is UpdateValueError (the write
+    would have failed midway, or stored null)."""
+    types = {f.name: f.dataType for f in table_schema(snapshot).fields}
+    for column, expression in targets.items():
+        try:
+            constant = spark.sql(f"SELECT ({expression}) AS v")
+        except AnalysisException:
+            continue  # it reads a column: cast row by row as the rows are written
+        try:
+            constant.select(F.col("v").cast(types[column])).collect()
+        except Exception as refused:  # py4j wraps Spark's SparkNumberFormatException & co.
+            named = re.search(r"\[([A-Z_]+)", str(refused))
+            raise UpdateValueError(
+                f"UPDATE cannot set {column} ({types[column].simpleString()}) to {expression}: "
+                f"{named.group(1) if named else type(refused).__name__}",
+                table=snapshot.table_path,
+                version=snapshot.version,
+            ) from None
+
+
 def update(
     spark: SparkSession,
     path: str | os.PathLike[str],
@@ -257,6 +283,7 @@ def update(
     empty = spark.createDataFrame([], table_schema(snapshot))
     for expression in assignments.values():
         _check(spark, snapshot, f"({expression}) IS NULL OR TRUE", "UPDATE", empty, False)
+    _check_constant_values(spark, snapshot, targets)
     read = _read(spark, txn, condition)
     if condition is None:
         hit, matched = read.files, F.lit(True)

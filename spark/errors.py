@@ -32,6 +32,13 @@ class InvalidConditionError(SparkPathError, error_class="DELTA_INVALID_CONDITION
     """A condition or replaceWhere predicate Spark cannot parse."""
 
 
+class UpdateValueError(SparkPathError, kind="UPDATE_VALUE_DOES_NOT_FIT"):
+    """An UPDATE assignment whose value cannot be stored in its column's type (a string that is
+    no number, a number out of the column's range): Spark's ANSI cast refuses it
+    (``CAST_INVALID_INPUT``, ``CAST_OVERFLOW``, named in the message), before any file is
+    written."""
+
+
 class NonPartitionColumnReferenceError(
     SparkPathError, error_class="DELTA_NON_PARTITION_COLUMN_REFERENCE"
 ):

@@ -28,7 +28,7 @@ from deltaspec.spark import (
     update,
     write_delta,
 )
-from deltaspec.spark.errors import MultipleSourceRowMatchError
+from deltaspec.spark.errors import MultipleSourceRowMatchError, UpdateValueError
 
 pytestmark = pytest.mark.spark
 
@@ -84,6 +84,24 @@ def test_update_sets_values_and_moves_partitions(spark, tmp_path):
     update(spark, root, {"v": "'all'"})
     assert {r[2] for r in _rows(spark, root)} == {"all"}
     assert _info(root, 2)["operationParameters"] == {"predicate": "[]"}
+
+
+@pytest.mark.parametrize(
+    ("assignments", "refusal"),
+    [({"id": "'abc'"}, "CAST_INVALID_INPUT"), ({"id": "99999999999999999999"}, "CAST_OVERFLOW"),
+     ({"id": "CAST(2 AS BIGINT) * 9223372036854775807"}, "ARITHMETIC_OVERFLOW")],
+)  # fmt: skip
+def test_an_update_value_that_does_not_fit_its_column_is_refused_before_writing(
+    spark, tmp_path, assignments, refusal
+):
+    root = tmp_path / "t"
+    _table(spark, root, [(1, "a", "x"), (2, "b", "y")])
+    files = sorted(p.name for p in root.rglob("*.parquet"))
+    with pytest.raises(UpdateValueError, match=refusal) as refused:
+        update(spark, root, assignments, "id = 1")
+    assert refused.value.kind == "UPDATE_VALUE_DOES_NOT_FIT" and refused.value.version == 0
+    assert DeltaLog(str(root)).snapshot().version == 0
+    assert sorted(p.name for p in root.rglob("*.parquet")) == files
 
 
 def test_merge_updates_deletes_and_inserts(spark, tmp_path):
