@@ -635,6 +635,11 @@ SPARK: tuple[Mutant, ...] = (
            "not the data-skipped ones", "TXN.READ_FILES",
            "return txn.filter_files(filters, data_skipped=[f.path for f in chosen])",
            "return txn.filter_files(filters)", "spark"),
+    _spark("delete-shortcut-skips-untranslated", "a DELETE over partition columns drops whole "
+           "files though a conjunct could not be translated", "PREDICATE.PARTITION_ONLY",
+           "if parsed is None or (parsed.exact and parsed.only_over(",
+           "if parsed is None or (parsed.only_over(", "spark",
+           function="spark.dml:delete"),
     _spark("unconditional-dml-read-not-recorded", "DELETE/UPDATE without a condition records "
            "no read", "TXN.READ_WHOLE_TABLE",
            'return _Read("[]", None, txn.filter_files())',

@@ -421,6 +421,8 @@ class Tally:
 
     steps: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    tables: Counter[str] = field(default_factory=Counter)
+    """Tables created, by protocol: ``full-feature <release>`` or ``default``."""
 
 
 class OracleMachine(RuleBasedStateMachine):
@@ -499,6 +501,7 @@ class OracleMachine(RuleBasedStateMachine):
             configuration["delta.isolationLevel"] = level
         release = self.release = parse_release(profile)
         protocol = PROTOCOLS[1] if release >= (3, 0, 0) else PROTOCOLS[0]
+        self.tally.tables[f"full-feature {profile}" if full_features else "default"] += 1
         if full_features:
             # every feature the release's writer can write, as delta-spark's own tests create
             # tables (TXN.WRITER_PROTOCOL)
@@ -632,6 +635,7 @@ class OracleReport:
     seconds: float
     races: int
     outcomes: Mapping[str, int]
+    tables: Mapping[str, int]
 
     @property
     def steps_per_second(self) -> float:
@@ -714,4 +718,5 @@ def run_oracle(
         time.perf_counter() - started,
         races,
         dict(tally.outcomes.most_common()),
+        dict(sorted(tally.tables.items())),
     )

@@ -73,6 +73,16 @@ def delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     return {}
 
 
+def delete_partition_function(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """A DELETE over partition columns only, one conjunct of which is a function call: it cannot
+    be answered from partition values alone, so only the rows ``length(p) > 1`` also holds for
+    go (not the whole files ``p = 'a' OR p = 'ab'`` names)."""
+    rows = [(1, "a", "x"), (2, "ab", "y"), (3, "b", "z")]
+    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+    e.table.forPath(spark, root).delete("(p = 'a' OR p = 'ab') AND length(p) > 1")
+    return {}
+
+
 def update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z")]
     e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
@@ -416,6 +426,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         dynamic_partition_overwrite,
         merge_schema,
         delete,
+        delete_partition_function,
         update,
         merge,
         optimize,

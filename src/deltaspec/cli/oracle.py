@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"oracle ({profile.name}, {against}): {report.steps} steps in {report.seconds:.1f} s, "
           f"{report.steps_per_second:.0f} steps/s; all agreed")  # fmt: skip
     print("outcomes: " + ", ".join(f"{k} {v}" for k, v in report.outcomes.items()))
+    print("tables: " + ", ".join(f"{k} {v}" for k, v in report.tables.items()))
     if args.json:
         Path(args.json).write_text(json.dumps({**report.__dict__, "against": against}, indent=2))
     return 0
