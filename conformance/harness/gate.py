@@ -78,6 +78,13 @@ def not_for_release(
         writer_support(newest).features
     ):
         return f"{WRITER_PROTOCOL} behaves otherwise at {at} (it writes other features)"
+    table = getattr(scenario, "table", None) or {}
+    protocol = table.get("protocol") or {}
+    unwritable = writer_support(release).unsupported(
+        protocol.get("minWriterVersion", 1), protocol.get("writerFeatures") or ()
+    )
+    if unwritable:
+        return f"{at} cannot write the vector's table ({WRITER_PROTOCOL}: {unwritable[0]})"
     return None
 
 

@@ -345,7 +345,7 @@ REPLAY: tuple[Mutant, ...] = (
     _m("replay-keeps-first-add", "replay keeps the first add of a re-added path",
        "SNAPSHOT.RECONCILE",
        "adds.pop(key, None)\n                adds[key] = action",
-       "adds.setdefault(key, action)", "machine"),
+       "adds.setdefault(key, action)", "vectors"),
     _m("remove-keeps-earlier-add", "a remove does not drop an add of the same replay window",
        "SNAPSHOT.RECONCILE",
        "adds.pop(key, None)\n                removes.pop(key, None)",
