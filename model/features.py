@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from deltaspec.releases_table import writer_support
+from deltaspec.releases_table import TABLE_FEATURES_WRITER_VERSION, writer_support
 
 from .actions import Metadata, Protocol
 from .profiles import Profile
 
 TABLE_FEATURES_READER = 3
-TABLE_FEATURES_WRITER = 7
+TABLE_FEATURES_WRITER = TABLE_FEATURES_WRITER_VERSION
 
 _LEGACY_WRITER_FEATURES: tuple[tuple[int, str], ...] = (
     (2, "appendOnly"),

@@ -432,8 +432,8 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "or profile.has(\"checkpoint_protection_chunked_cleanup\")", ""),
     _m("checkpoint-protection-unknown", "a table listing checkpointProtection is refused for "
        "writing", "RETENTION.CHECKPOINT_PROTECTION",
-       "why = sorted(set(listed) - WRITER_FEATURES)",
-       "why = sorted(set(listed) - (WRITER_FEATURES - {'checkpointProtection'}))",
+       "features=support.features & WRITER_FEATURES)",
+       "features=support.features & (WRITER_FEATURES - {'checkpointProtection'}))",
        function="table.features:require_writable"),
     _m("writer-protocol-read-unchecked", "a table whose protocol the release cannot write is "
        "written", "TXN.WRITER_PROTOCOL",
@@ -449,8 +449,8 @@ CHECKPOINT: tuple[Mutant, ...] = (
        function="txn.conflicts:check_protocol"),
     _m("writer-protocol-release-blind", "the writer takes every feature it implements, whatever "
        "the release", "TXN.WRITER_PROTOCOL",
-       "why = writer_support(profile.release).unsupported(",
-       "why = writer_support((99, 0, 0)).unsupported(",
+       "support = writer_support(profile.release)",
+       "support = writer_support((99, 0, 0))",
        function="table.features:require_writable"),
     _m("cleanup-cutoff-exclusive", "a file exactly at the cutoff is not expired",
        "RETENTION.LOG",

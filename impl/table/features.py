@@ -6,6 +6,8 @@ This module never imports ``deltaspec.model``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from deltaspec.releases_table import writer_support
 
 from ..actions import Metadata, Protocol
@@ -201,10 +203,9 @@ def require_writable(
     """UnsupportedWriterProtocolError for a protocol the configured release cannot write
     (spec/data/releases.json, ``writer_protocols``), or that needs a writer feature this writer
     does not implement (:data:`WRITER_FEATURES`)."""
-    listed = protocol.writer_features or ()
-    why = writer_support(profile.release).unsupported(protocol.min_writer_version, listed)
-    if not why and protocol.min_writer_version >= 7:
-        why = sorted(set(listed) - WRITER_FEATURES)
+    support = writer_support(profile.release)
+    kept = replace(support, features=support.features & WRITER_FEATURES)
+    why = kept.unsupported(protocol.min_writer_version, protocol.writer_features or ())
     if why:
         raise UnsupportedWriterProtocolError(
             f"release {profile} cannot write a table with protocol "
