@@ -280,7 +280,7 @@ class ModelReader:
         now = int(time.time() * 1000)
         doomed = expired_log_versions(times, usable[-1], now, metadata, usable[:-1])
         for path in sorted(log.iterdir()):
-            found = _VERSIONED.match(path.name)
+            found = _VERSIONED.fullmatch(path.name)
             if found and int(found[1]) in doomed:
                 path.unlink()
 
@@ -307,10 +307,12 @@ class ModelReader:
         return None
 
 
-_COMMIT = re.compile(r"^(\d{20})\.json$")
-_CLASSIC = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
-_PART = re.compile(r"^(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet$")
-_VERSIONED = re.compile(r"^(\d{20})\.(json|crc|checkpoint\..+)$")
+# ASCII digits, whole names (fullmatch): ``\d`` takes any Unicode digit and ``$`` a trailing
+# newline, neither of which a log name has (LOG.COMMIT_FILE_NAME).
+_COMMIT = re.compile(r"([0-9]{20})\.json")
+_CLASSIC = re.compile(r"([0-9]{20})\.checkpoint\.parquet")
+_PART = re.compile(r"([0-9]{20})\.checkpoint\.([0-9]{10})\.([0-9]{10})\.parquet")
+_VERSIONED = re.compile(r"([0-9]{20})\.(json|crc|checkpoint\..+)")
 """The files log cleanup deletes by version: commits, checksums, checkpoints (RETENTION.LOG)."""
 RELIST_ATTEMPTS = 3
 """Loads from a fresh listing while listed files disappear under the load (SNAPSHOT.RELIST)."""
@@ -325,11 +327,11 @@ def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
     classic: dict[int, list[Path]] = {}
     parts: dict[tuple[int, int], dict[int, Path]] = {}
     for path in sorted(log.iterdir()):
-        if m := _COMMIT.match(path.name):
+        if m := _COMMIT.fullmatch(path.name):
             commits[int(m[1])] = path
-        elif (m := _CLASSIC.match(path.name)) and path.stat().st_size > 0:
+        elif (m := _CLASSIC.fullmatch(path.name)) and path.stat().st_size > 0:
             classic[int(m[1])] = [path]
-        elif (m := _PART.match(path.name)) and path.stat().st_size > 0:
+        elif (m := _PART.fullmatch(path.name)) and path.stat().st_size > 0:
             parts.setdefault((int(m[1]), int(m[3])), {})[int(m[2])] = path
     complete = {
         version: [found[i] for i in sorted(found)]

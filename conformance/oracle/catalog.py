@@ -332,6 +332,32 @@ LOG: tuple[Mutant, ...] = (
        "CHECKPOINT.READ",
        "if name is None or info.size <= 0:", "if name is None or info.size < 0:",
        function="log.listing:_complete_checkpoints"),
+    _m("multi-part-last-part-stands-for-all", "a multi-part checkpoint whose last part exists "
+       "counts as complete (parts are written in order)", "CHECKPOINT.READ",
+       "if len(present) == total:\n"
+       "            ordered = tuple(present[i] for i in range(1, total + 1))",
+       "if total in present:\n            ordered = tuple(present[i] for i in sorted(present))",
+       "vectors", "vectors", function="log.listing:_complete_checkpoints"),
+    _m("multi-part-counts-mixed", "the part files of a version are counted whatever part "
+       "count their names give", "CHECKPOINT.READ",
+       "if len(present) == total:\n"
+       "            ordered = tuple(present[i] for i in range(1, total + 1))",
+       "same_version = [f for (v, _), ps in parts.items() if v == version for f in ps.values()]\n"
+       "        if len(same_version) >= total:\n"
+       "            ordered = tuple(sorted(same_version, key=lambda f: f.name))",
+       "vectors", "vectors", function="log.listing:_complete_checkpoints"),
+    _m("commit-name-any-unicode-digit", "a commit name's version may be any Unicode digits",
+       "LOG.COMMIT_FILE_NAME", "if _COMMIT.fullmatch(name) is None:",
+       'if re.fullmatch(r"\\d{20}\\.json", name) is None:', "vectors", "vectors",
+       function="log.names:parse_commit_name"),
+    _m("latest-version-from-versioned-files", "the latest version is the highest version a "
+       "commit, checkpoint or checksum file name carries", "LOG.LISTING",
+       "return max([*self.commits, *self.checkpoints], default=-1)",
+       "return max([*self.commits, *self.checkpoints, *(\n"
+       "            int(f.name[:20]) for f in self.files\n"
+       '            if f.name[:20].isdigit() and f.name.endswith((".json", ".crc", ".parquet"))\n'
+       "        )], default=-1)",
+       "vectors", "vectors", function="log.listing:LogListing.latest_version"),
     _m("last-checkpoint-parts-out-of-order", "_last_checkpoint writes parts after sizeInBytes",
        "CHECKPOINT.LAST_CHECKPOINT",
        '    if parts is not None:\n        content["parts"] = parts\n'
@@ -412,6 +438,14 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "CHECKPOINT.CONTENTS", "part_checkpoint_name(version, i + 1, parts)",
        "part_checkpoint_name(version, i, parts)", "services", "services",
        function="checkpoint.write:_pieces"),
+    _m("checkpoint-empty-parts-skipped", "a part of a multi-part checkpoint that would hold "
+       "no rows is not written", "CHECKPOINT.CONTENTS",
+       "for i in range(parts)\n    ]",
+       "for i in range(parts)\n        if pc.any(pc.equal(assignment, i)).as_py()\n    ]",
+       "services", "services", function="checkpoint.write:_pieces"),
+    _m("last-checkpoint-without-parts", "_last_checkpoint of a multi-part checkpoint has no "
+       "parts", "CHECKPOINT.LAST_CHECKPOINT", "parts=written_parts,", "parts=None,",
+       "services", "services", function="checkpoint.write:_write_v1"),
     _m("last-checkpoint-counts-all-rows", "_last_checkpoint.numOfAddFiles counts every row",
        "CHECKPOINT.LAST_CHECKPOINT",
        "num_of_add_files=snapshot.num_files", "num_of_add_files=table.num_rows", "services",

@@ -423,10 +423,27 @@ def _check_hint(table: Table, version: int, rows: Any, want: dict[str, set[str]]
            len(want["add"]))  # fmt: skip
 
 
+def _check_files(table: Table, version: int, parts: int | None) -> None:
+    """CHECKPOINT.READ's completeness of what was written: the checkpoint files of ``version``
+    on disk are exactly the model's names for ``parts`` (every part of one part count), none of
+    them empty, and ``_last_checkpoint`` gives their number as ``parts`` (multi-part only,
+    CHECKPOINT.LAST_CHECKPOINT) — else a reader would not take the checkpoint as complete."""
+    from deltaspec.model.checkpoint import checkpoint_file_names
+
+    files = sorted(table.log_dir.glob(f"{version:020d}.checkpoint*.parquet"))
+    _agree(f"checkpoint {version} files", [f.name for f in files],
+           list(checkpoint_file_names(version, parts)))  # fmt: skip
+    _agree(f"checkpoint {version} empty files", [f.name for f in files if not f.stat().st_size],
+           [])  # fmt: skip
+    want_parts = parts if parts is not None and parts > 1 else None
+    _agree(f"_last_checkpoint {version} parts", (_hint(table) or {}).get("parts"), want_parts)
+
+
 def write_checkpoints(table: Table, rng: random.Random) -> int:
     """Each chosen version checkpointed (classic or multi-part) as of its commit time, its files
-    timed earlier than any commit; read back, they hold what the model's checkpoint holds, and
-    ``_last_checkpoint`` describes them. A multi-part one is first stopped after its first part."""
+    timed earlier than any commit; read back, they hold what the model's checkpoint holds, they
+    are the complete set of files the model names, and ``_last_checkpoint`` describes them. A
+    multi-part one is first stopped after its first part."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -447,6 +464,7 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
         for kind in KINDS:
             _agree(f"checkpoint {version} {kind}", _sorted(got[kind]), _sorted(want[kind]))
         _check_hint(table, version, rows, want)
+        _check_files(table, version, parts)
         for name in result.files:
             _touch(table.log_dir / name, 1000)
     return len(table.checkpoints)

@@ -170,6 +170,46 @@ def log_family() -> list[Json]:
              {"version": 0, "error": "TABLE_NOT_FOUND"}],
         ),
         *compaction_vectors(),
+        *listing_vectors(),
+    ]  # fmt: skip
+
+
+def listing_vectors() -> list[Json]:
+    """LOG.LISTING and LOG.COMMIT_FILE_NAME at the edges of a listing: files whose names carry
+    a version, or nearly spell a commit, beside commits 0-2. None of them is a commit, so the
+    latest version is 2 and version 3 does not exist."""
+    would_be_3 = {"text": "\n".join(lines(HISTORY[3])) + "\n"}
+    checksum_3 = {"json": {"tableSizeBytes": 4, "numFiles": 4, "numMetadata": 1,
+                           "numProtocol": 1}}  # fmt: skip
+    arabic_indic_3 = "\u0660" * 19 + "\u0663" + ".json"
+    return [
+        vector(
+            "log/listing/versioned-files-that-are-not-commits",
+            "Beside commits 0-2 the log holds files that name version 3 without being its "
+            "commit: a checksum 3.crc, Hadoop's hidden checksum of a would-be commit 3, a "
+            "backup copy 3.json.bak and a 3.json.copy holding commit 3's actions. The latest "
+            "version is the newest commit's, 2, not the highest version a file name carries; "
+            "version 3 does not exist.",
+            ["LOG.LISTING", "LOG.COMMIT_FILE_NAME"],
+            {**commits(0, 1), name(2): HISTORY[2], f"{3:020d}.crc": checksum_3,
+             f".{name(3)}.crc": {"text": "crc"}, f"{name(3)}.bak": would_be_3,
+             f"{3:020d}.json.copy": would_be_3},
+            [{"version": None, "expect": {"version": 2, "files": LIVE[2],
+                                          "tombstones": ["a"]}},
+             {"version": 3, "error": "VERSION_NOT_FOUND"}],
+        ),
+        vector(
+            "log/listing/digits-are-ascii",
+            "Beside commits 0-2 the log holds a file named by twenty Arabic-Indic digits "
+            "(U+0660..U+0669) spelling 3, then .json, holding commit 3's actions. Version digits "
+            "are ASCII 0-9 only (LOG.COMMIT_FILE_NAME), so it is no commit: the latest version "
+            "is 2 and version 3 does not exist.",
+            ["LOG.COMMIT_FILE_NAME", "LOG.LISTING"],
+            {**commits(0, 1), name(2): HISTORY[2], arabic_indic_3: would_be_3},
+            [{"version": None, "expect": {"version": 2, "files": LIVE[2],
+                                          "tombstones": ["a"]}},
+             {"version": 3, "error": "VERSION_NOT_FOUND"}],
+        ),
     ]  # fmt: skip
 
 
@@ -451,6 +491,7 @@ def checkpoint_family() -> list[Json]:
     return (
         checkpoint_hint_vectors()
         + checkpoint_parts_vectors()
+        + multi_part_vectors()
         + checkpoint_v2_vectors()
         + checkpoint_replay_vectors()
     )
@@ -566,6 +607,51 @@ def checkpoint_parts_vectors() -> list[Json]:
     ]  # fmt: skip
 
 
+def multi_part_vectors() -> list[Json]:
+    """CHECKPOINT.READ's completeness of a multi-part checkpoint: all parts of one part count,
+    each non-empty. A checkpoint of version 4 that is not complete beside the classic one of
+    version 2: readers start from 2 and replay commits 3-5."""
+    rows2, rows4 = state_rows(2), state_rows(4)
+    tomb = {"tombstones": ["a"]}
+    base = {checkpoint_name(2): {"checkpoint": rows2}, **commits(2, 3, 4, 5)}
+    return [
+        vector(
+            "checkpoint/read/multi-part-counts-do-not-mix",
+            "Version 4 has part 1 of a two-part checkpoint (protocol, metadata, b, the "
+            "tombstone of a; its part 2 would hold c, d and e) and parts 2 and 3 of a "
+            "three-part one (c; e; its part 1 would hold the rest and d): two writers chose "
+            "different part counts and both died. Parts complete only a checkpoint of their "
+            "own count, and neither is complete: three files make neither a two-part nor a "
+            "three-part checkpoint (together they lack d).",
+            ["CHECKPOINT.READ"],
+            {**base, checkpoint_name(4, 1, 2): {"checkpoint": [*rows4[:3], rows4[6]]},
+             checkpoint_name(4, 2, 3): {"checkpoint": [rows4[3]]},
+             checkpoint_name(4, 3, 3): {"checkpoint": [rows4[5]]}},
+            [snapshot(5, LIVE[5], **tomb), snapshot(4, LIVE[4], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/multi-part-with-an-empty-part",
+            "Version 4 has both parts of a two-part checkpoint, but part 2 is a zero-length "
+            "file (its writer died before writing a byte): an empty file is no part, so the "
+            "checkpoint is not complete.",
+            ["CHECKPOINT.READ"],
+            {**base, checkpoint_name(4, 1, 2): {"checkpoint": rows4},
+             checkpoint_name(4, 2, 2): {"text": ""}},
+            [snapshot(5, LIVE[5], **tomb)],
+        ),
+        vector(
+            "checkpoint/read/hinted-multi-part-missing-its-first-part",
+            "_last_checkpoint names a two-part checkpoint of version 4, and only its last part "
+            "exists (written last does not mean all were written): the hint names a checkpoint "
+            "that is not complete, so the reader falls back to the complete one of version 2.",
+            ["CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT"],
+            {**base, checkpoint_name(4, 2, 2): {"checkpoint": rows4[3:]},
+             **hint(4, len(rows4), parts=2)},
+            [snapshot(5, LIVE[5], **tomb), snapshot(3, LIVE[3], **tomb)],
+        ),
+    ]  # fmt: skip
+
+
 def checkpoint_replay_vectors() -> list[Json]:
     """Replay that starts at a checkpoint: a tombstone or a live file the checkpoint holds meets a
     later commit touching the same file key (SNAPSHOT.REPLAY, SNAPSHOT.RECONCILE)."""
@@ -646,6 +732,12 @@ def verified_checkpoint_vectors() -> list[Json]:
         **hint(2, len(rows2)),
     }
     empty = {checkpoint_name(3): {"text": ""}, **commits(0, 1, 2, 3)}
+    partial = {
+        checkpoint_name(2): {"checkpoint": rows2},
+        checkpoint_name(4, 2, 2): {"checkpoint": rows4[3:]},
+        **commits(0, 1, 2, 3, 4, 5),
+        **hint(4, len(rows4), parts=2),
+    }
     tomb = {"tombstones": ["a"]}
     return [
         vector(
@@ -696,6 +788,21 @@ def verified_checkpoint_vectors() -> list[Json]:
             empty,
             [snapshot(0, LIVE[0]), snapshot(2, LIVE[2], **tomb), snapshot(3, LIVE[3], **tomb)],
             file_times=old(n for n in empty if n != name(3)),
+            clean_up_expired_logs=True,
+        ),
+        vector(
+            "retention/verified-checkpoint/partial-multi-part-does-not-bound-cleanup",
+            "Commits 0-4 and both checkpoints have expired; _last_checkpoint names a two-part "
+            "checkpoint of version 4 of which only part 2 exists (it reads back whole, but it "
+            "is not a complete checkpoint), and the classic one of version 2 is whole. The "
+            "engine's own log cleanup keeps the log from checkpoint 2 on: commits 0-1 go, "
+            "versions 2 and 3 still read. An engine that counts the lone part as a checkpoint "
+            "deletes commits 2-3 and checkpoint 2, the only readable copy of those versions.",
+            ["RETENTION.VERIFIED_CHECKPOINT", "RETENTION.LOG", "CHECKPOINT.READ"],
+            partial,
+            [{"version": 1, "error": "VERSION_NOT_FOUND"}, snapshot(2, LIVE[2], **tomb),
+             snapshot(3, LIVE[3], **tomb), snapshot(5, LIVE[5], **tomb)],
+            file_times=old(n for n in partial if n not in {name(5), "_last_checkpoint"}),
             clean_up_expired_logs=True,
         ),
     ]  # fmt: skip
