@@ -46,21 +46,16 @@ class TimestampReader(LogReader, Protocol):
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json: ...
 
 
-def _read(reader: LogReader, root: Path, read: Json) -> Json:
+def _read(reader: LogReader, root: Path, read: LogRead) -> Json:
     """The read a vector asks for: by version, or by timestamp when the reader can (a reader
     without ``read_at_timestamp`` declines the read, which skips it)."""
-    if "timestamp" not in read:
-        return reader.read(root, read["version"])
+    if read.timestamp is None:
+        return reader.read(root, read.version)
     by_timestamp = getattr(reader, "read_at_timestamp", None)
     if by_timestamp is None:
         raise ReadFailure("UNSUPPORTED_FEATURE", f"{reader.name} cannot read by timestamp")
-    found: Json = by_timestamp(root, read["timestamp"])
+    found: Json = by_timestamp(root, read.timestamp)
     return found
-
-
-def _at(read: Json) -> Json:
-    """Where a read looks, for its report entries: its version or its timestamp."""
-    return {"timestamp": read["timestamp"]} if "timestamp" in read else {"version": read["version"]}
 
 
 class CleaningReader(LogReader, Protocol):
@@ -83,9 +78,9 @@ class InterleavingReader(LogReader, Protocol):
 
 def declined(reader: LogReader, vector: LogVector) -> str | None:
     """Why ``reader`` cannot be given ``vector`` (its capabilities), or None."""
-    if "clean_up_expired_logs" in vector.data and not hasattr(reader, "clean_up_expired_logs"):
+    if vector.clean_up_expired_logs and not hasattr(reader, "clean_up_expired_logs"):
         return f"{reader.name} cannot run its own log cleanup (no log_cleanup_by_retention)"
-    if "after_listing" in vector.data and not hasattr(reader, "read_interleaved"):
+    if vector.after_listing is not None and not hasattr(reader, "read_interleaved"):
         return f"{reader.name} cannot be interleaved with a load (no load_interleaving)"
     return None
 
@@ -95,17 +90,57 @@ class LogVectorError(ValueError):
 
 
 @dataclass(frozen=True)
+class LogRead:
+    """One read of a log vector (log-vectors.md, ``reads``): at ``version`` (None: the latest)
+    or, when ``timestamp`` is given, at that time; it must give the snapshot ``expect`` (judged
+    on the keys the reader reports) or fail with the error kind ``error``."""
+
+    version: int | None
+    timestamp: int | None = None
+    expect: Json | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, read: Json) -> LogRead:
+        return cls(read.get("version"), read.get("timestamp"), read.get("expect"),
+                   read.get("error"))  # fmt: skip
+
+    @property
+    def at(self) -> Json:
+        """Where the read looks, for its report entries: its version or its timestamp."""
+        if self.timestamp is None:
+            return {"version": self.version}
+        return {"timestamp": self.timestamp}
+
+
+@dataclass(frozen=True)
 class LogVector:
+    """A log vector, parsed once (log-vectors.md, "Fields"); ``data`` is the vector as written
+    (what ``verified_live`` digests)."""
+
     source: str
     data: Json
+    id: str
+    rules: tuple[str, ...]
+    log: Json
+    reads: tuple[LogRead, ...]
+    file_times: Json | None = None
+    clean_up_expired_logs: bool = False
+    after_listing: Json | None = None
 
-    @property
-    def id(self) -> str:
-        return str(self.data["id"])
-
-    @property
-    def rules(self) -> tuple[str, ...]:
-        return tuple(self.data["rules"])
+    @classmethod
+    def of(cls, source: str, data: Json) -> LogVector:
+        return cls(
+            source,
+            data,
+            id=str(data["id"]),
+            rules=tuple(data["rules"]),
+            log=data["log"],
+            reads=tuple(LogRead.of(read) for read in data["reads"]),
+            file_times=data.get("file_times"),
+            clean_up_expired_logs=bool(data.get("clean_up_expired_logs")),
+            after_listing=data.get("after_listing"),
+        )
 
     @property
     def profile(self) -> None:
@@ -126,7 +161,7 @@ def parse(text: str, source: str) -> LogVector:
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
         raise LogVectorError(f"{source}: schema violation at {where}: {errors[0].message}")
-    return LogVector(source, data)
+    return LogVector.of(source, data)
 
 
 def _walk(root: Traversable | Path, prefix: str) -> Iterator[tuple[str, Traversable | Path]]:
@@ -227,29 +262,29 @@ def _write_file(path: Path, content: Any) -> None:
 # --- judging -----------------------------------------------------------------------------------
 
 
-def _judge_read(reader: LogReader, root: Path, read: Json) -> tuple[Verdict, list[Json]]:
-    at = _at(read)
+def _judge_read(reader: LogReader, root: Path, read: LogRead) -> tuple[Verdict, list[Json]]:
+    at = read.at
     try:
         got = _read(reader, root, read)
     except ReadFailure as failure:
         if failure.kind in SKIP_KINDS:
             return Verdict.SKIPPED, [{**at, "skipped": str(failure)}]
-        if "error" in read:
-            ok = failure.kind == read["error"]
+        if read.error is not None:
+            ok = failure.kind == read.error
             verdict = Verdict.PASS if ok else Verdict.WRONG_KIND
         else:
             verdict = Verdict.WRONG
         entry = {**at, "verdict": verdict.value,
-                 "expected": read.get("error", read.get("expect")), "got": {"error": failure.kind},
-                 "message": str(failure)[:500]}  # fmt: skip
+                 "expected": read.expect if read.error is None else read.error,
+                 "got": {"error": failure.kind}, "message": str(failure)[:500]}  # fmt: skip
         return verdict, [] if verdict is Verdict.PASS else [entry]
-    if "error" in read:
-        entry = {**at, "verdict": "unsafe", "expected": {"error": read["error"]},
-                 "got": _comparable(got, read.get("expect", got))}  # fmt: skip
+    if read.error is not None:
+        entry = {**at, "verdict": "unsafe", "expected": {"error": read.error},
+                 "got": _comparable(got, read.expect or got)}  # fmt: skip
         return Verdict.UNSAFE, [entry]
     failures = []
     worst = Verdict.PASS
-    for key, want in read["expect"].items():
+    for key, want in (read.expect or {}).items():
         if key not in got:
             continue  # the reader does not report it
         have = got[key]
@@ -314,24 +349,20 @@ def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
         return CaseResult(vector.id, Verdict.SKIPPED, (why,), vector.rules)
     with tempfile.TemporaryDirectory(prefix="deltaspec-log-vector-") as scratch:
         root = Path(scratch) / "table"
-        write_log(root, vector.data["log"], vector.data.get("file_times"))
+        write_log(root, vector.log, vector.file_times)
         worst, failures, skipped = Verdict.PASS, list[Json](), list[Json]()
-        if vector.data.get("clean_up_expired_logs"):
+        if vector.clean_up_expired_logs:
             worst, failures = _clean_up(reader, root)
             if worst is Verdict.SKIPPED:
                 return CaseResult(vector.id, worst, (failures[0]["skipped"],), vector.rules)
-        hook = (
-            _AfterListing(root, vector.data["after_listing"])
-            if "after_listing" in vector.data
-            else None
-        )
-        for index, read in enumerate(vector.data["reads"]):
+        hook = None if vector.after_listing is None else _AfterListing(root, vector.after_listing)
+        for index, read in enumerate(vector.reads):
             by = _interleaved(reader, hook) if hook is not None and index == 0 else reader
             try:
                 verdict, found = _judge_read(by, root, read)
             except Exception as error:  # a reader crash fails the vector
                 verdict = Verdict.ERROR
-                found = [{**_at(read), "verdict": "error",
+                found = [{**read.at, "verdict": "error",
                           "got": f"{type(error).__name__}: {error}"[:500]}]  # fmt: skip
             if (
                 index == 0
@@ -341,14 +372,14 @@ def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
             ):
                 # the reader read the log as it was before the change: the vector proves nothing
                 verdict = Verdict.ERROR
-                found = [{**_at(read), "verdict": "error",
+                found = [{**read.at, "verdict": "error",
                           "got": f"{reader.name} never called after_listing"}]  # fmt: skip
             if verdict is Verdict.SKIPPED:
                 skipped += found
                 continue
             failures += found
             worst = max(worst, verdict, key=lambda v: v.severity)
-    if skipped and worst is Verdict.PASS and len(skipped) == len(vector.data["reads"]):
+    if skipped and worst is Verdict.PASS and len(skipped) == len(vector.reads):
         return CaseResult(vector.id, Verdict.SKIPPED, (skipped[0]["skipped"],), vector.rules)
     details = tuple(json.dumps(f, sort_keys=True)[:400] for f in failures)
     return CaseResult(vector.id, worst, details, vector.rules, failures=tuple(failures))
