@@ -286,10 +286,11 @@ def update(
     _check_constant_values(spark, snapshot, targets)
     read = _read(spark, txn, condition)
     if condition is None:
-        hit, matched = read.files, F.lit(True)
+        hit, matched, updated = read.files, F.lit(True), _live_rows(read.files)
     else:
-        hit = rewrite.touched(spark, root, snapshot, read.files, condition)
-        matched = rewrite.matches(condition)
+        counts = rewrite.matching_rows(spark, root, snapshot, read.files, condition)
+        hit = [f for f in read.files if f.path in counts]
+        matched, updated = rewrite.matches(condition), sum(counts.values())
     parameters = {"predicate": read.predicate}
     if dvs.enabled(snapshot) and hit:
         changed = _update_by_vectors(spark, root, snapshot, hit, targets, matched, now)
@@ -299,7 +300,13 @@ def update(
         rows = scan(spark, root, snapshot, hit)
         adds = write_data(_updated(rows, snapshot, targets, matched), root, snapshot.metadata)
     removes = [rewrite.remove(f, now) for f in hit]
-    metrics = _file_metrics(hit, adds)
+    if updated is None:  # a file without numRecords: the rows counted
+        updated = scan(spark, root, snapshot, hit).count() if hit else 0
+    metrics = {
+        **_file_metrics(hit, adds),
+        "numUpdatedRows": str(updated),
+        "numCopiedRows": str(_rows(adds) - updated),
+    }
     return _commit(txn, "UPDATE", parameters, metrics, removes, adds, before_commit)
 
 
@@ -400,6 +407,31 @@ def _any_applies(clauses: Sequence[MergeClause]) -> Column:
     return out
 
 
+def _outcomes(clauses: Sequence[MergeClause], eligible: Column) -> tuple[Column, Column]:
+    """Of the ``eligible`` rows, those the first applicable clause of ``clauses`` updates and
+    those it deletes (as :func:`_apply` decides)."""
+    updated, deleted, handled = F.lit(False), F.lit(False), F.lit(False)
+    for clause in clauses:
+        applies = eligible & ~handled
+        if clause.condition is not None:
+            applies = applies & rewrite.matches(clause.condition)
+        if clause.action == "delete":
+            deleted = deleted | applies
+        else:
+            updated = updated | applies
+        handled = handled | applies
+    return updated, deleted
+
+
+MERGE_ROW_COUNTS = (
+    "numTargetRowsMatchedUpdated",
+    "numTargetRowsMatchedDeleted",
+    "numTargetRowsNotMatchedBySourceUpdated",
+    "numTargetRowsNotMatchedBySourceDeleted",
+)
+"""What the touched-files pass counts, per touched file (delta-spark's names)."""
+
+
 @dataclass(frozen=True)
 class _MergeClauses:
     """A MERGE's clauses by kind, each in order: WHEN MATCHED, WHEN NOT MATCHED (inserts) and
@@ -415,6 +447,17 @@ class _MergeClauses:
             [c for c in clauses if c.action in {"update", "delete"} and not c.by_source],
             [c for c in clauses if c.action == "insert"],
             [c for c in clauses if c.by_source],
+        )
+
+    @property
+    def deletes_every_match(self) -> bool:
+        """Whether the only WHEN MATCHED clause is one unconditional delete: then a target row
+        several source rows match is deleted either way, which delta-spark allows; any other
+        MERGE (one without WHEN MATCHED clauses too) refuses such a row as ambiguous."""
+        return (
+            len(self.matched) == 1
+            and self.matched[0].action == "delete"
+            and (self.matched[0].condition is None)
         )
 
     def parameters(self, spark: SparkSession, on: conditions.Condition) -> dict[str, str]:
@@ -460,30 +503,43 @@ def _merge_read(
 
 def _merge_touched(
     frames: _MergeFrames, clauses: _MergeClauses, read: Sequence[AddFile], root: str
-) -> list[AddFile]:
+) -> tuple[list[AddFile], dict[str, int]]:
     """delta-spark's findTouchedFiles: one join of the candidates with the source gives the
-    files a WHEN MATCHED or NOT MATCHED BY SOURCE clause touches and, in the same pass, whether
-    a target row matched two source rows (an update or delete clause would be ambiguous)."""
+    files the MERGE rewrites and, in the same pass, whether a target row matched two source rows
+    (ambiguous, but for a lone unconditional delete) and how many target rows each kind of
+    clause updates and deletes (:data:`MERGE_ROW_COUNTS`). As delta-spark 4.4 (ClassicMerge
+    Executor), a file is touched by any row of the join when the MERGE has NOT MATCHED BY
+    SOURCE clauses (every candidate file), by a matched row when it has inserts, and by a
+    matched row some WHEN MATCHED clause's condition may hold for when it has only those; with
+    deletion vectors only the files with changed rows are rewritten (DV.WRITE)."""
     t, s = frames.t, frames.s
     rows = frames.joined(read, "left" if clauses.by_source else "inner")
     is_match = F.col(f"{s}.__deltaspec_source").isNotNull()
-    touching = is_match if clauses.matched else F.lit(False)
-    if clauses.by_source:
-        touching = touching | (~is_match & _any_applies(clauses.by_source))
+    if clauses.by_source:  # every candidate file: the left join holds every target row
+        touching = F.lit(True)
+    elif clauses.inserts:
+        touching = is_match
+    else:  # only WHEN MATCHED clauses: files where one of them may apply
+        touching = is_match & _any_applies(clauses.matched)
+    flags = [*_outcomes(clauses.matched, is_match), *_outcomes(clauses.by_source, ~is_match)]
     per_row = rows.groupBy(f"{t}.{FILE_COLUMN}", f"{t}.__deltaspec_row").agg(
         F.count(f"{s}.__deltaspec_source").alias("matches"),
         F.max(touching.cast("int")).alias("touched"),
+        *(F.max(f.cast("int")).alias(n) for f, n in zip(flags, MERGE_ROW_COUNTS, strict=True)),
     )
     per_file = per_row.groupBy(FILE_COLUMN).agg(
-        F.max("matches").alias("matches"), F.max("touched").alias("touched")
+        F.max("matches").alias("matches"),
+        F.max("touched").alias("touched"),
+        *(F.sum(n).alias(n) for n in MERGE_ROW_COUNTS),
     )
     found = per_file.where("touched = 1 OR matches > 1").collect()
-    if clauses.matched and any(r["matches"] > 1 for r in found):
+    if any(r["matches"] > 1 for r in found) and not clauses.deletes_every_match:
         raise MultipleSourceRowMatchError(
             "a target row matched more than one source row", table=root
         )
     touched = {r[FILE_COLUMN] for r in found if r["touched"] == 1}
-    return [f for f in read if f.path in touched]
+    counts = {n: sum(r[n] or 0 for r in found if r["touched"] == 1) for n in MERGE_ROW_COUNTS}
+    return [f for f in read if f.path in touched], counts
 
 
 def _insert_values(
@@ -517,7 +573,8 @@ def _merge_rewrite(
         return None
     rows = frames.joined(hit, "full" if with_inserts else "left")
     if not clauses.matched:  # matched rows stay as they are: one row per target row
-        rows = rows.dropDuplicates([f"{t}.{FILE_COLUMN}", f"{t}.__deltaspec_row"])
+        # by unqualified names (dropDuplicates resolves no alias): only the target has them
+        rows = rows.dropDuplicates([FILE_COLUMN, "__deltaspec_row"])
     is_target = F.col(f"{t}.{FILE_COLUMN}").isNotNull()
     is_match = is_target & F.col(f"{s}.__deltaspec_source").isNotNull()
     values = {n: F.col(f"{t}.`{n}`") for n in names}
@@ -560,13 +617,53 @@ def _merge_inserts(
     )
 
 
-def _merge_metrics(hit: Sequence[AddFile], adds: Sequence[AddFile]) -> dict[str, str]:
+def _live_rows(files: Sequence[AddFile]) -> int | None:
+    """The rows the files hold (numRecords less a deletion vector's), None if one has no
+    numRecords."""
+    total = 0
+    for f in files:
+        records = stats.num_records(f.stats)
+        if records is None:
+            return None
+        total += records - (f.deletion_vector.cardinality if f.deletion_vector else 0)
+    return total
+
+
+def _merge_metrics(
+    frames: _MergeFrames,
+    hit: Sequence[AddFile],
+    written: Sequence[AddFile],
+    counts: Mapping[str, int],
+    source_rows: int,
+) -> dict[str, str]:
+    """delta-spark's MERGE operationMetrics (DeltaOperationMetrics.MERGE) but its timings: the
+    row counts from the touched-files pass; the rows written (numOutputRows, from the written
+    files' numRecords) are the updated, inserted and copied rows, so the inserted rows are what
+    is left of them; with deletion vectors nothing is copied."""
+    updated = (
+        counts["numTargetRowsMatchedUpdated"] + counts["numTargetRowsNotMatchedBySourceUpdated"]
+    )
+    deleted = (
+        counts["numTargetRowsMatchedDeleted"] + counts["numTargetRowsNotMatchedBySourceDeleted"]
+    )
+    output = _rows(written)
+    copied = 0
+    if frames.marked is None and hit:
+        live = _live_rows(hit)
+        live = frames.target(hit).count() if live is None else live
+        copied = live - updated - deleted
     return {
+        "numSourceRows": str(source_rows),
+        "numTargetRowsInserted": str(output - updated - copied),
+        "numTargetRowsUpdated": str(updated),
+        **{name: str(counts[name]) for name in MERGE_ROW_COUNTS},
+        "numTargetRowsDeleted": str(deleted),
+        "numTargetRowsCopied": str(copied),
         "numTargetFilesRemoved": str(len(hit)),
-        "numTargetFilesAdded": str(len(adds)),
+        "numTargetFilesAdded": str(len(written)),
         "numTargetBytesRemoved": str(sum(f.size for f in hit)),
-        "numTargetBytesAdded": str(sum(a.size for a in adds)),
-        "numOutputRows": str(_rows(adds)),
+        "numTargetBytesAdded": str(sum(a.size for a in written)),
+        "numOutputRows": str(output),
     }
 
 
@@ -605,16 +702,17 @@ def merge(
     marked: dict[str, set[int]] | None = {} if by_vectors else None
     frames = _MergeFrames(flagged_source, on, t, s, names, types, target, marked)
     hit: list[AddFile] = []
+    counts = dict.fromkeys(MERGE_ROW_COUNTS, 0)
     output: DataFrame | None = None
     if (kinds.matched or kinds.by_source) and read:
-        hit = _merge_touched(frames, kinds, read, root)
+        hit, counts = _merge_touched(frames, kinds, read, root)
         output = _merge_rewrite(frames, kinds, hit)
     inserts = _merge_inserts(frames, kinds, read, hit)
     if inserts is not None:
         output = inserts if output is None else output.unionByName(inserts)
     adds = [] if output is None else write_data(output, root, snapshot.metadata)
     removes = [rewrite.remove(f, now, with_stats=True) for f in hit]
-    metrics = _merge_metrics(hit, adds)
+    metrics = _merge_metrics(frames, hit, adds, counts, source.count())
     if marked is not None:  # DV.WRITE: the changed rows marked, their files kept
         changes = dvs.mark_deleted(root, hit, marked, now)
         removes, adds = list(changes.removes), [*changes.adds, *adds]

@@ -108,7 +108,8 @@ class CheckConstraintViolationError(
 class MultipleSourceRowMatchError(
     SparkPathError, error_class="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"
 ):
-    """MERGE: one target row matched by several source rows with an update or delete clause."""
+    """MERGE: one target row matched by several source rows, unless the only WHEN MATCHED clause
+    is one unconditional delete."""
 
 
 class UnexpectedPartitionDirectoryError(

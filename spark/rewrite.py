@@ -64,20 +64,28 @@ def matches(condition_sql: str) -> Column:
     return F.coalesce(F.expr(condition_sql), F.lit(False))
 
 
+def matching_rows(
+    spark: SparkSession, root: str, snapshot: Snapshot, files: Sequence[AddFile], sql: str
+) -> dict[str, int]:
+    """The rows where ``sql`` is true, by the path of the file among ``files`` holding them
+    (a file holding none is left out)."""
+    if not files:
+        return {}
+    rows = (
+        scan(spark, root, snapshot, files, with_file=True)
+        .where(matches(sql))
+        .groupBy(FILE_COLUMN)
+        .count()
+        .collect()
+    )
+    return {row[0]: int(row[1]) for row in rows}
+
+
 def touched(
     spark: SparkSession, root: str, snapshot: Snapshot, files: Sequence[AddFile], sql: str
 ) -> list[AddFile]:
     """The files among ``files`` holding at least one row where ``sql`` is true."""
-    if not files:
-        return []
-    rows = (
-        scan(spark, root, snapshot, files, with_file=True)
-        .where(matches(sql))
-        .select(FILE_COLUMN)
-        .distinct()
-        .collect()
-    )
-    hit = {row[0] for row in rows}
+    hit = matching_rows(spark, root, snapshot, files, sql)
     return [f for f in files if f.path in hit]
 
 

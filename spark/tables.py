@@ -399,10 +399,13 @@ class DeltaMergeBuilder:
     def whenNotMatchedBySourceDelete(self, condition: Condition | None = None) -> DeltaMergeBuilder:
         return self._add(dml.MergeClause("delete", self._when(condition), by_source=True))
 
-    def execute(self) -> None:
+    def execute(self) -> DataFrame:
+        """Run the MERGE; as delta-spark 4.4, a one-row DataFrame of ``num_affected_rows``
+        (updated, deleted and inserted), ``num_updated_rows``, ``num_deleted_rows`` and
+        ``num_inserted_rows``, from the commit's operationMetrics."""
         target_alias = self.table._alias or "__deltaspec_target"
         source_alias = _alias_of(self.source) or "__deltaspec_source_alias"
-        dml.merge(
+        result = dml.merge(
             self.table._spark,
             self.table.path,
             self.source,
@@ -413,6 +416,18 @@ class DeltaMergeBuilder:
             before_commit=self.table._race.before_commit,
             read_version=self.table._race.read_version,
         )
+        counts = result.metrics
+        updated, deleted, inserted = (
+            int(counts[f"numTargetRows{kind}"]) for kind in ("Updated", "Deleted", "Inserted")
+        )
+        row = (updated + deleted + inserted, updated, deleted, inserted)
+        return self.table._spark.createDataFrame([row], MERGE_RESULT_SCHEMA)
+
+
+MERGE_RESULT_SCHEMA = (
+    "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long"
+)
+"""What delta-spark's ``DeltaMergeBuilder.execute()`` returns (MergeIntoCommand's output)."""
 
 
 def _alias_of(df: DataFrame) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,20 +84,42 @@ def delete_partition_function(spark: SparkSession, e: Engine, root: str) -> dict
     return {}
 
 
+ROW_METRICS = {
+    "UPDATE": ("numUpdatedRows", "numCopiedRows"),
+    "MERGE": ("numSourceRows", "numTargetRowsInserted", "numTargetRowsUpdated",
+              "numTargetRowsMatchedUpdated", "numTargetRowsNotMatchedBySourceUpdated",
+              "numTargetRowsDeleted", "numTargetRowsMatchedDeleted",
+              "numTargetRowsNotMatchedBySourceDeleted", "numTargetRowsCopied", "numOutputRows"),
+}  # fmt: skip
+"""The operationMetrics that count rows, by operation (DeltaOperationMetrics), compared by value:
+they do not depend on how an engine lays rows out in files (timings and bytes do)."""
+
+
+def row_metrics(spark: SparkSession, e: Engine, root: str) -> list[dict[str, str | None]]:
+    """Per commit, oldest first, the row-counting operationMetrics of its operation, as
+    history() shows them (a missing one is None)."""
+    history = e.table.forPath(spark, root).history().orderBy("version").collect()
+    return [
+        {name: (h["operationMetrics"] or {}).get(name) for name in ROW_METRICS[h["operation"]]}
+        for h in history
+        if h["operation"] in ROW_METRICS
+    ]
+
+
 def update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z")]
     e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
     table = e.table.forPath(spark, root)
     table.update("id = 1", {"v": "'one'"})
     table.update(F.col("p") == "b", {"v": F.upper(F.col("v"))})
-    return {}
+    return {"metrics": row_metrics(spark, e, root)}
 
 
 def merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z"), (4, "b", "w")]
     e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
     source = _df(spark, [(1, "a", "new"), (2, "a", "gone"), (5, "b", "ins")])
-    (
+    result = (
         e.table.forPath(spark, root)
         .alias("t")
         .merge(source.alias("s"), "t.id = s.id AND t.p = 'a'")
@@ -107,7 +130,42 @@ def merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         .whenNotMatchedBySourceDelete()
         .execute()
     )
-    return {}
+    return {"result": result.collect(), "metrics": row_metrics(spark, e, root)}
+
+
+def _error_class(run: Callable[[], object]) -> str | None:
+    """The Delta error class ``run`` fails with (as its message names it), None if it passes."""
+    try:
+        run()
+    except Exception as error:  # either engine's exception type
+        found = re.search(r"\bDELTA_[A-Z_]+", str(error))
+        return found[0] if found else type(error).__name__
+    return None
+
+
+def merge_by_source_only(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """A MERGE whose only clauses are WHEN NOT MATCHED BY SOURCE (a sync that prunes and flags
+    target rows the source no longer has). Then the same with a target row two source rows
+    match, which is refused as ambiguous although no clause changes a matched row; with one
+    unconditional WHEN MATCHED DELETE as its only matched clause it is not."""
+    rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z"), (4, "b", "w"), (5, "c", "v")]
+    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+
+    def by_source(source: DataFrame) -> Any:
+        return (
+            e.table.forPath(spark, root)
+            .alias("t")
+            .merge(source.alias("s"), "t.id = s.id")
+            .whenNotMatchedBySourceUpdate(condition="t.p = 'b'", set={"v": F.lit("stale")})
+            .whenNotMatchedBySourceDelete(condition="t.id = 2")
+        )
+
+    result = by_source(_df(spark, [(1, "a", "s1"), (3, "b", "s3")])).execute()
+    twice = _df(spark, [(1, "a", "s1"), (1, "a", "s2")])
+    refused = _error_class(lambda: by_source(twice).execute())
+    deleted = by_source(twice).whenMatchedDelete().execute()
+    return {"result": result.collect(), "twice": refused, "deleted twice": deleted.collect(),
+            "metrics": row_metrics(spark, e, root)}  # fmt: skip
 
 
 def optimize(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
@@ -429,6 +487,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         delete_partition_function,
         update,
         merge,
+        merge_by_source_only,
         optimize,
         restore,
         history,
