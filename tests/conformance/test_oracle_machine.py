@@ -13,14 +13,14 @@ from deltaspec.conformance.harness.adapter import TableSetup
 from deltaspec.conformance.oracle.differential import Differential
 from deltaspec.conformance.oracle.machine import (
     DAY_MS,
-    GENERATORS,
-    INTENTS,
+    KINDS,
     SHAPES,
+    SWARMS,
     Tally,
     _directory_value,
     machine_for,
 )
-from deltaspec.conformance.workload.alphabet import ORACLE_INTENTS
+from deltaspec.conformance.workload.alphabet import Kind
 from deltaspec.model.actions import AddFile, Commit, Metadata, RemoveFile
 from deltaspec.model.checkpoint import (
     checkpoint_file_names,
@@ -34,9 +34,9 @@ from deltaspec.model.snapshot import data_file_path, replay
 WEEK_MS = 7 * DAY_MS
 
 
-def test_every_intent_has_one_generator_in_the_alphabet() -> None:
-    assert tuple(GENERATORS) == INTENTS
-    assert set(INTENTS) == set(ORACLE_INTENTS)
+def test_the_swarms_draw_every_kind_the_machine_writes() -> None:
+    assert set(KINDS) <= set(Kind) - {Kind.CREATE}
+    assert {Kind.APPEND, *(kind for swarm in SWARMS for kind in swarm)} == set(KINDS)
 
 
 def test_each_run_has_its_own_tally() -> None:
