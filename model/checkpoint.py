@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from deltaspec.rules import rule
 
@@ -121,6 +122,33 @@ def snapshot_from_checkpoint(
     """CHECKPOINT.READ: a checkpoint's actions stand for versions 0..version; replay the rest."""
     base = replay([Commit(version, tuple(actions))])
     return replay(later, start=base)
+
+
+def checkpointed(snapshot: Snapshot, now: int) -> Snapshot:
+    """What a read starting at the checkpoint of ``snapshot`` written at ``now`` starts from: its
+    actions (CHECKPOINT.CONTENTS) read back, with the version's time; ``snapshot`` itself when
+    nothing had expired at ``now``. A tombstone or app transaction it left out stays out of
+    every snapshot read from it, whatever the reader's clock (RETENTION.TOMBSTONES)."""
+    actions = checkpoint_actions(snapshot, now)
+    state = (snapshot.app_txns, snapshot.files, snapshot.tombstones, snapshot.domains)
+    if len(actions) == 2 + sum(len(part) for part in state):
+        return snapshot
+    read = snapshot_from_checkpoint(snapshot.version, actions, ())
+    return replace(
+        read, timestamp=snapshot.timestamp, in_commit_timestamp=snapshot.in_commit_timestamp
+    )
+
+
+FIRST_PART = ".checkpoint.0000000001."
+
+
+def checkpoint_read(names: Iterable[str]) -> str | None:
+    """Of the checkpoint files of one version, the first file of the checkpoint a reader starts
+    from, as the impl chooses: the classic file, else the multi-part checkpoint whose first
+    part's name sorts first; None without one. (CHECKPOINT.READ lets a reader use any complete
+    one; delta-spark takes the one with the most parts.)"""
+    firsts = [n for n in names if n.endswith(".checkpoint.parquet") or FIRST_PART in n]
+    return min(firsts, key=lambda n: (FIRST_PART in n, n), default=None)
 
 
 @rule("RETENTION.LOG")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from deltaspec.rules import rule
 
 from .actions import Action, Commit
-from .snapshot import Snapshot, apply_commit
+from .checkpoint import checkpointed
+from .snapshot import Snapshot, apply_commit, replay
 
 
 @rule("LOG.COMMIT_FILE_NAME")
@@ -21,14 +23,18 @@ def commit_name(version: int) -> str:
 
 @dataclass(frozen=True)
 class Log:
-    """Commits 0..latest (LOG.CONTIGUITY), with the snapshot after each one kept alongside.
-    ``log_start`` is the oldest commit log cleanup left listed (RETENTION.LOG); the model keeps
-    the older ones, to know what a reader of them saw."""
+    """Commits 0..latest (LOG.CONTIGUITY), with the state after each one (the fold of the
+    commits) kept alongside. ``log_start`` is the oldest commit log cleanup left listed
+    (RETENTION.LOG); the model keeps the older ones, to know what a reader of them saw."""
 
     commits: tuple[Commit, ...] = ()
     snapshots: tuple[Snapshot, ...] = ()
     checkpoints: tuple[int, ...] = ()
     log_start: int = 0
+    checkpoint_states: Mapping[int, Snapshot] = field(default_factory=lambda: MappingProxyType({}))
+    """What a read that starts at a checkpoint starts from, for the checkpoints that hold less
+    than the fold of their version (they left out what had expired when they were written,
+    RETENTION.TOMBSTONES); any other checkpoint holds its version's whole state."""
 
     @property
     @rule("LOG.LISTING", "LOG.NEW_TABLE")
@@ -45,7 +51,23 @@ class Log:
             return Snapshot()
         if not 0 <= version <= self.latest_version:
             return None
-        return self.snapshots[version]
+        return self._read(version)
+
+    def _read(self, version: int) -> Snapshot:
+        """What a reader of ``version`` loads: the content of the checkpoint it starts from
+        plus the commits after it (CHECKPOINT.READ), the fold when that checkpoint holds it."""
+        start = self._start(version)
+        if start is None:
+            return self.snapshots[version]
+        return replay(self.commits[start + 1 : version + 1], start=self.checkpoint_states[start])
+
+    def _start(self, version: int) -> int | None:
+        """The checkpoint a read of ``version`` starts from (the newest at or below it), when
+        it holds less than the fold of its version; else None."""
+        if not self.checkpoint_states:
+            return None
+        newest = max((c for c in self.checkpoints if c <= version), default=None)
+        return newest if newest in self.checkpoint_states else None
 
     @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY", "LOG.CONTIGUITY")
     def put_if_absent(
@@ -65,10 +87,25 @@ class Log:
             snapshots=(*self.snapshots, apply_commit(previous, commit)),
         )
 
-    def with_checkpoint(self, version: int) -> Log:
+    def with_checkpoint(self, version: int, now: int | None = None) -> Log:
+        """The log with a checkpoint of ``version``. Written at ``now``, it is the one reads of
+        ``version`` and later start from, holding what a reader of ``version`` loads less what
+        had expired at ``now`` (CHECKPOINT.CONTENTS); None: one that exists keeps its content,
+        a new one holds what a reader of ``version`` loads."""
         if not 0 <= version <= self.latest_version:
             raise ValueError(f"no version {version} to checkpoint")
-        return replace(self, checkpoints=tuple(sorted({*self.checkpoints, version})))
+        read = self._read(version)
+        states = dict(self.checkpoint_states)
+        if now is not None or version not in self.checkpoints:
+            content = read if now is None else checkpointed(read, now)
+            states[version] = content
+            if content is self.snapshots[version]:
+                del states[version]
+        return replace(
+            self,
+            checkpoints=tuple(sorted({*self.checkpoints, version})),
+            checkpoint_states=MappingProxyType(states),
+        )
 
     def cleaned_up_to(self, start: int) -> Log:
         """The log after cleanup deleted every commit below ``start`` (RETENTION.LOG)."""

@@ -23,6 +23,7 @@ from deltaspec.model.actions import (
 )
 from deltaspec.model.checkpoint import (
     checkpoint_file_names,
+    checkpoint_read,
     cleanup_may_truncate,
     expired_log_versions,
     listed_commit_times,
@@ -349,11 +350,24 @@ class ModelAdapter:
         return self._outcome(writer)
 
     def checkpoint(self, version: int, now: int, parts: int | None = None) -> None:
-        """Checkpoint ``version`` (a file that exists keeps its time), then clean up the log."""
+        """Checkpoint ``version`` (a file that exists keeps its time and content; a table with
+        the ``v2Checkpoint`` feature gets no parts, CHECKPOINT.V2_WRITE), then clean up the
+        log. Reads start from what the checkpoint a reader uses held when it was written."""
         self.now = now
-        self.machine = replace(self.machine, log=self.machine.log.with_checkpoint(version))
-        for name in checkpoint_file_names(version, parts):
+        log = self.machine.log
+        if not 0 <= version <= log.latest_version:
+            raise ValueError(f"no version {version} to checkpoint")
+        protocol = log.snapshots[version].protocol
+        if protocol is not None and "v2Checkpoint" in (protocol.writer_features or ()):
+            parts = None
+        names = checkpoint_file_names(version, parts)
+        written = [name for name in names if name not in self.checkpoint_files]
+        for name in names:
             self.checkpoint_files.setdefault(name, now)
+        prefix = f"{version:020d}."
+        read = checkpoint_read(n for n in self.checkpoint_files if n.startswith(prefix))
+        log = log.with_checkpoint(version, now if read in written else None)
+        self.machine = replace(self.machine, log=log)
         self._clean_up(version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
@@ -440,7 +454,8 @@ class ModelAdapter:
         """The data files VACUUM deletes at ``now`` (the table's retention unless given)."""
         self.now = now
         log = self.machine.log
-        snapshot = log.snapshots[-1]
+        snapshot = log.snapshot()
+        assert snapshot is not None
         cutoff = (
             min_file_retention_timestamp(snapshot.metadata, now)
             if retention_ms is None

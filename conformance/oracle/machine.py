@@ -56,11 +56,10 @@ from deltaspec.releases_table import (
 )
 
 from ..harness.adapter import Adapter, Json, TableSetup
+from ..workload.alphabet import OPERATION_NAMES, Kind
 from .differential import Differential, Divergence
 
 AdapterFactory = Callable[[Path], Adapter]
-Writer = tuple[str, list[Json], list[Json]]
-"""A drawn writer: operation name, reads, actions."""
 MAX_OPEN = 8
 PROFILES = (
     "4.4.0",
@@ -129,27 +128,30 @@ PARTS = (None, None, 2, 3)
 """Checkpoint layouts: classic (None) or multi-part."""
 VACUUM_RETENTIONS = (None, None, 0, HOUR_MS)
 """VACUUM retentions: the table's (None), or an explicit one with the check disabled."""
-INTENTS = (
-    "append", "delete", "update", "merge", "compact", "replace_where", "overwrite", "streaming",
-    "properties", "domain", "schema", "protocol", "empty", "stats",
+KINDS: tuple[Kind, ...] = (
+    Kind.APPEND, Kind.DELETE, Kind.UPDATE, Kind.MERGE, Kind.COMPACT, Kind.REPLACE_WHERE,
+    Kind.OVERWRITE, Kind.SET_TXN, Kind.SET_PROPERTIES, Kind.DOMAIN_METADATA, Kind.CHANGE_SCHEMA,
+    Kind.UPGRADE_PROTOCOL, Kind.EMPTY, Kind.RECOMPUTE_STATS,
 )  # fmt: skip
-"""What a writer does. Each table draws a few of them besides appends (swarm testing: a small
-alphabet per example makes two writers of the same kind meet, and metadata changes, which
-conflict with everyone, stay out of most examples)."""
-SWARMS: tuple[tuple[str, ...], ...] = (
-    ("delete", "update"),
-    ("merge", "compact", "stats"),
-    ("replace_where", "overwrite", "delete"),
-    ("streaming", "stats", "empty"),
-    ("properties", "schema", "update"),
-    ("protocol", "domain", "merge"),
-    ("compact", "stats", "delete"),
-    ("update", "merge", "replace_where", "streaming"),
-    ("delete", "properties", "stats"),
-    ("compact", "protocol", "empty", "replace_where"),
+"""What a writer does (the alphabet's kinds; ``Kind.CREATE`` is the machine's initial step): one
+rule of the machine per kind, named as the kind. Each table draws a few of them besides appends
+(swarm testing: a small alphabet per example makes two writers of the same kind meet, and
+metadata changes, which conflict with everyone, stay out of most examples)."""
+SWARMS: tuple[tuple[Kind, ...], ...] = (
+    (Kind.DELETE, Kind.UPDATE),
+    (Kind.MERGE, Kind.COMPACT, Kind.RECOMPUTE_STATS),
+    (Kind.REPLACE_WHERE, Kind.OVERWRITE, Kind.DELETE),
+    (Kind.SET_TXN, Kind.RECOMPUTE_STATS, Kind.EMPTY),
+    (Kind.SET_PROPERTIES, Kind.CHANGE_SCHEMA, Kind.UPDATE),
+    (Kind.UPGRADE_PROTOCOL, Kind.DOMAIN_METADATA, Kind.MERGE),
+    (Kind.COMPACT, Kind.RECOMPUTE_STATS, Kind.DELETE),
+    (Kind.UPDATE, Kind.MERGE, Kind.REPLACE_WHERE, Kind.SET_TXN),
+    (Kind.DELETE, Kind.SET_PROPERTIES, Kind.RECOMPUTE_STATS),
+    (Kind.COMPACT, Kind.UPGRADE_PROTOCOL, Kind.EMPTY, Kind.REPLACE_WHERE),
 )
-"""The alphabets a table draws from: together they hold every intent, each several times, so
+"""The alphabets a table draws from: together they hold every kind, each several times, so
 that even a short run meets every kind of writer."""
+assert set(KINDS) == {Kind.APPEND, *(k for swarm in SWARMS for k in swarm)}
 
 
 SEED = 1
@@ -200,13 +202,17 @@ def _value_json(value: str | None, type_name: str) -> Any:
 
 
 class _Draw:
-    """Builds one writer (reads and actions) against its read snapshot."""
+    """What one writer reads and writes, drawn against its read snapshot."""
 
     def __init__(
-        self, draw: Callable[[st.SearchStrategy[Any]], Any], machine: OracleMachine
+        self,
+        draw: Callable[[st.SearchStrategy[Any]], Any],
+        machine: OracleMachine,
+        snapshot: Snapshot,
     ) -> None:
         self.draw = draw
         self.machine = machine
+        self.snapshot = snapshot
         self.shape = SHAPES[machine.shape]
 
     def partition(self) -> dict[str, str | None]:
@@ -259,149 +265,22 @@ class _Draw:
         chosen: list[AddFile] = self.draw(st.lists(st.sampled_from(files), unique=True, max_size=3))
         return chosen
 
-    def scan(self, snapshot: Snapshot, filters: list[Any]) -> tuple[Json, list[AddFile]]:
+    def scan(self, filters: list[Any]) -> tuple[Json, list[AddFile]]:
         """A filtered read and the files it reads (all matches, or a data-skipped subset)."""
-        model_matches = self.machine.matching(snapshot, filters)
+        model_matches = self.machine.matching(self.snapshot, filters)
         if model_matches and self.draw(st.integers(0, 2)) == 0:
             chosen = self.subset(model_matches)
             return {"filter": filters, "files": [f.path for f in chosen]}, chosen
         return {"filter": filters}, model_matches
 
-    def writer(self, intent: str, snapshot: Snapshot) -> Json:
-        operation, reads, actions = GENERATORS[intent](self, snapshot)
-        spec: Json = {"operation": operation, "reads": reads, "actions": actions}
-        if intent == "empty" and self.draw(st.booleans()):
-            spec["commit_if_needed"] = False
-        return spec
-
-    def _append(self, snapshot: Snapshot) -> Writer:
-        reads = (
-            [self.scan(snapshot, self.filters())[0]] if self.draw(st.integers(0, 3)) == 0 else []
-        )
-        count = self.draw(st.integers(1, 2))
-        return "WRITE", reads, [self.add(self.partition()) for _ in range(count)]
-
-    def _rewrite(self, snapshot: Snapshot, operation: str, keep_rows: bool) -> Writer:
-        read, files = self.scan(snapshot, self.filters())
-        touched = (
-            self.draw(st.lists(st.sampled_from(files), unique=True, max_size=3)) if files else []
-        )
+    def rewrite(self, keep_rows: bool) -> tuple[list[Json], list[Json]]:
+        """A filtered read, and some of the files it read removed (their rows kept: re-added)."""
+        read, files = self.scan(self.filters())
+        touched = self.subset(files)
         actions: list[Json] = [{"remove": {"path": f.path}} for f in touched]
         if keep_rows:
             actions += [self.add(as_dict(f.partition_values)) for f in touched]
-        return operation, [read], actions
-
-    def _delete(self, snapshot: Snapshot) -> Writer:
-        return self._rewrite(snapshot, "DELETE", keep_rows=self.draw(st.booleans()))
-
-    def _update(self, snapshot: Snapshot) -> Writer:
-        return self._rewrite(snapshot, "UPDATE", keep_rows=True)
-
-    def _merge(self, snapshot: Snapshot) -> Writer:
-        operation, reads, actions = self._rewrite(snapshot, "MERGE", keep_rows=True)
-        if self.draw(st.booleans()):
-            actions.append(self.add(self.partition()))
-        return operation, reads, actions
-
-    def _overwrite(self, snapshot: Snapshot) -> Writer:
-        removes = [{"remove": {"path": f.path}} for f in _live(snapshot)]
-        return "WRITE", [{"whole_table": True}], [*removes, self.add(self.partition())]
-
-    def _replace_where(self, snapshot: Snapshot) -> Writer:
-        predicate = self.predicate()
-        files = self.machine.matching(snapshot, [predicate])
-        actions: list[Json] = [{"remove": {"path": f.path}} for f in files]
-        if files:
-            actions.append(self.add(as_dict(files[0].partition_values)))
-        return "WRITE", [{"filter": [predicate]}], actions
-
-    def _compact(self, snapshot: Snapshot) -> Writer:
-        read, files = self.scan(snapshot, self.filters())
-        by_partition: dict[str, list[AddFile]] = {}
-        for f in files:
-            by_partition.setdefault(json.dumps(as_dict(f.partition_values)), []).append(f)
-        groups = [g for _, g in sorted(by_partition.items()) if len(g) >= 2]
-        if not groups:
-            return "OPTIMIZE", [read], []
-        group = self.draw(st.sampled_from(groups))
-        actions: list[Json] = [{"remove": {"path": f.path, "dataChange": False}} for f in group]
-        actions.append(self.add(as_dict(group[0].partition_values), data_change=False))
-        return "OPTIMIZE", [read], actions
-
-    def _properties(self, snapshot: Snapshot) -> Writer:
-        key, value = self.draw(st.sampled_from(PROPERTY_CHANGES))
-        metadata = snapshot.metadata
-        configuration = dict(as_dict(metadata.configuration)) if metadata else {}
-        if value is None:
-            configuration.pop(key, None)
-        else:
-            configuration[key] = value
-        return "SET TBLPROPERTIES", [], [{"metaData": {"configuration": configuration}}]
-
-    def _schema(self, snapshot: Snapshot) -> Writer:
-        if snapshot.metadata is None:
-            return "ADD COLUMNS", [], []
-        schema = json.loads(snapshot.metadata.schema_string)
-        self.machine.files += 1
-        name = f"c{self.machine.files}"
-        schema["fields"].append({"name": name, "type": "string", "nullable": True, "metadata": {}})
-        text = json.dumps(schema, separators=(",", ":"))
-        return "ADD COLUMNS", [], [{"metaData": {"schemaString": text}}]
-
-    def _protocol(self, snapshot: Snapshot) -> Writer:
-        """A protocol upgrade: one of PROTOCOLS, or the release's full-feature protocol, or one
-        the release cannot write (TXN.WRITER_PROTOCOL)."""
-        full = full_writer_protocol(self.machine.release)
-        choices = (*PROTOCOLS, full, unwritable_protocol(self.machine.release, full))
-        return "UPGRADE PROTOCOL", [], [{"protocol": self.draw(st.sampled_from(choices))}]
-
-    def _streaming(self, snapshot: Snapshot) -> Writer:
-        app = self.draw(st.sampled_from(("app-a", "app-b")))
-        txn = {"txn": {"appId": app, "version": snapshot.app_txn_version(app) + 1}}
-        return "STREAMING UPDATE", [{"app_id": app}], [txn, self.add(self.partition())]
-
-    def _domain(self, snapshot: Snapshot) -> Writer:
-        domain = self.draw(st.sampled_from(("d1", "d2")))
-        configuration = f"c{self.machine.files}"
-        actions = [{"domainMetadata": {"domain": domain, "configuration": configuration}}]
-        if self.draw(st.booleans()):
-            actions.append(self.add(self.partition()))
-        return "WRITE", [], actions
-
-    def _stats(self, snapshot: Snapshot) -> Writer:
-        """Re-add live files with recomputed statistics (dataChange=false)."""
-        files = self.subset(_live(snapshot))
-        self.machine.files += 1
-        stats = json.dumps({"numRecords": self.machine.files})
-        adds = [
-            {"add": {"path": f.path, "partitionValues": as_dict(f.partition_values),
-                     "dataChange": False, "stats": stats}}
-            for f in files
-        ]  # fmt: skip
-        return "COMPUTE STATS", [{"files": [f.path for f in files]}] if files else [], adds
-
-    def _empty(self, snapshot: Snapshot) -> Writer:
-        return self.draw(st.sampled_from(("WRITE", "OPTIMIZE"))), [], []
-
-
-GENERATORS: dict[str, Callable[[_Draw, Snapshot], Writer]] = {
-    "append": _Draw._append,
-    "delete": _Draw._delete,
-    "update": _Draw._update,
-    "merge": _Draw._merge,
-    "compact": _Draw._compact,
-    "replace_where": _Draw._replace_where,
-    "overwrite": _Draw._overwrite,
-    "streaming": _Draw._streaming,
-    "properties": _Draw._properties,
-    "domain": _Draw._domain,
-    "schema": _Draw._schema,
-    "protocol": _Draw._protocol,
-    "empty": _Draw._empty,
-    "stats": _Draw._stats,
-}
-"""Each intent's writer generator (the intents are ``workload.alphabet.ORACLE_INTENTS``)."""
-assert tuple(GENERATORS) == INTENTS and set(INTENTS) == {i for s in SWARMS for i in s} | {"append"}
+        return [read], actions
 
 
 def _directory_value(value: str | None) -> str:
@@ -413,6 +292,20 @@ def _directory_value(value: str | None) -> str:
 
 def _live(snapshot: Snapshot) -> list[AddFile]:
     return sorted(snapshot.files.values(), key=lambda f: f.path)
+
+
+def _begins(kind: Kind) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The rule of the machine for one kind of writer: enabled once the table exists, while
+    fewer than ``MAX_OPEN`` writers are open and when the table's swarm holds the kind."""
+
+    def decorate(method: Callable[..., None]) -> Callable[..., None]:
+        assert method.__name__ == kind.name.lower(), (method.__name__, kind)
+        enabled = precondition(
+            lambda self: self.diff is not None and len(self.open) < MAX_OPEN and kind in self.swarm
+        )
+        return enabled(rule(data=st.data())(method))
+
+    return decorate
 
 
 @dataclass
@@ -438,7 +331,7 @@ class OracleMachine(RuleBasedStateMachine):
         self.adapters = [f(self.root / f"t{i}") for i, f in enumerate(self.factories)]
         self.diff: Differential | None = None
         self.shape = "p"
-        self.swarm = list(INTENTS)
+        self.swarm: frozenset[Kind] = frozenset(KINDS)
         self.open: list[str] = []
         self.writers = 0
         self.files = 0
@@ -478,13 +371,13 @@ class OracleMachine(RuleBasedStateMachine):
         level: str | None,
         interval: str,
         attempts: int | None,
-        swarm: Sequence[str],
+        swarm: Sequence[Kind],
         retention: dict[str, str],
         policy: str,
         full_features: bool,
     ) -> None:
         self.shape = shape
-        self.swarm = ["append", *swarm]
+        self.swarm = frozenset({Kind.APPEND, *swarm})
         config = {} if attempts is None else {"maxCommitAttempts": attempts}
         self.diff = Differential(self.adapters, TableSetup(profile=profile, config=config))
         columns = [
@@ -519,7 +412,7 @@ class OracleMachine(RuleBasedStateMachine):
             "configuration": configuration,
         }
         spec = {
-            "operation": "CREATE TABLE",
+            "operation": OPERATION_NAMES[Kind.CREATE],
             "actions": [{"protocol": protocol}, {"metaData": metadata}],
         }
         self.d.begin("w0", spec)
@@ -527,22 +420,166 @@ class OracleMachine(RuleBasedStateMachine):
         assert outcome.get("committed") == 0, outcome
         self.d.compare_snapshots()
 
-    @precondition(lambda self: self.diff is not None and len(self.open) < MAX_OPEN)
-    @rule(data=st.data())
-    def begin(self, data: st.DataObject) -> None:
+    def _begin(self, data: st.DataObject) -> tuple[_Draw, int | None]:
         """After the clock moves, a writer reads the latest version or, as a slow writer, an
         older one (possibly one log cleanup deleted)."""
         self.d.advance(data.draw(st.sampled_from(CLOCK_STEPS), label="clock"))
         version = data.draw(st.one_of(st.none(), st.integers(0, self.latest)), label="version")
         snapshot = self.d.model.machine.log.snapshot(version)
         assert snapshot is not None
-        intent = data.draw(st.sampled_from(self.swarm), label="intent")
-        spec = _Draw(data.draw, self).writer(intent, snapshot)
+        return _Draw(data.draw, self, snapshot), version
+
+    def _open(
+        self, kind: Kind, version: int | None, reads: list[Json], actions: list[Json], **more: Any
+    ) -> None:
+        """The writer begins on every side, recording ``commitInfo.operation`` of its kind."""
+        spec: Json = {"operation": OPERATION_NAMES[kind], "reads": reads, "actions": actions}
         self.writers += 1
         name = f"w{self.writers}"
-        if self.d.begin(name, spec, version) is None:
+        if self.d.begin(name, {**spec, **more}, version) is None:
             self.open.append(name)
         self.tally.steps += 1
+
+    @_begins(Kind.APPEND)
+    def append(self, data: st.DataObject) -> None:
+        """Adds one or two files; sometimes after a filtered read (then not blind)."""
+        w, version = self._begin(data)
+        reads = [w.scan(w.filters())[0]] if w.draw(st.integers(0, 3)) == 0 else []
+        count = w.draw(st.integers(1, 2))
+        self._open(Kind.APPEND, version, reads, [w.add(w.partition()) for _ in range(count)])
+
+    @_begins(Kind.DELETE)
+    def delete(self, data: st.DataObject) -> None:
+        """Removes files it read, sometimes re-adding their surviving rows."""
+        w, version = self._begin(data)
+        self._open(Kind.DELETE, version, *w.rewrite(keep_rows=w.draw(st.booleans())))
+
+    @_begins(Kind.UPDATE)
+    def update(self, data: st.DataObject) -> None:
+        w, version = self._begin(data)
+        self._open(Kind.UPDATE, version, *w.rewrite(keep_rows=True))
+
+    @_begins(Kind.MERGE)
+    def merge(self, data: st.DataObject) -> None:
+        """An update that sometimes inserts a file besides."""
+        w, version = self._begin(data)
+        reads, actions = w.rewrite(keep_rows=True)
+        if w.draw(st.booleans()):
+            actions.append(w.add(w.partition()))
+        self._open(Kind.MERGE, version, reads, actions)
+
+    @_begins(Kind.OVERWRITE)
+    def overwrite(self, data: st.DataObject) -> None:
+        w, version = self._begin(data)
+        removes = [{"remove": {"path": f.path}} for f in _live(w.snapshot)]
+        actions = [*removes, w.add(w.partition())]
+        self._open(Kind.OVERWRITE, version, [{"whole_table": True}], actions)
+
+    @_begins(Kind.REPLACE_WHERE)
+    def replace_where(self, data: st.DataObject) -> None:
+        w, version = self._begin(data)
+        predicate = w.predicate()
+        files = self.matching(w.snapshot, [predicate])
+        actions: list[Json] = [{"remove": {"path": f.path}} for f in files]
+        if files:
+            actions.append(w.add(as_dict(files[0].partition_values)))
+        self._open(Kind.REPLACE_WHERE, version, [{"filter": [predicate]}], actions)
+
+    @_begins(Kind.COMPACT)
+    def compact(self, data: st.DataObject) -> None:
+        """Rewrites two or more files of one partition it read as one (dataChange=false)."""
+        w, version = self._begin(data)
+        read, files = w.scan(w.filters())
+        by_partition: dict[str, list[AddFile]] = {}
+        for f in files:
+            by_partition.setdefault(json.dumps(as_dict(f.partition_values)), []).append(f)
+        groups = [g for _, g in sorted(by_partition.items()) if len(g) >= 2]
+        actions: list[Json] = []
+        if groups:
+            group = w.draw(st.sampled_from(groups))
+            actions = [{"remove": {"path": f.path, "dataChange": False}} for f in group]
+            actions.append(w.add(as_dict(group[0].partition_values), data_change=False))
+        self._open(Kind.COMPACT, version, [read], actions)
+
+    @_begins(Kind.SET_PROPERTIES)
+    def set_properties(self, data: st.DataObject) -> None:
+        w, version = self._begin(data)
+        key, value = w.draw(st.sampled_from(PROPERTY_CHANGES))
+        metadata = w.snapshot.metadata
+        configuration = dict(as_dict(metadata.configuration)) if metadata else {}
+        if value is None:
+            configuration.pop(key, None)
+        else:
+            configuration[key] = value
+        self._open(
+            Kind.SET_PROPERTIES, version, [], [{"metaData": {"configuration": configuration}}]
+        )
+
+    @_begins(Kind.CHANGE_SCHEMA)
+    def change_schema(self, data: st.DataObject) -> None:
+        """Adds a nullable string column."""
+        w, version = self._begin(data)
+        actions: list[Json] = []
+        if w.snapshot.metadata is not None:
+            schema = json.loads(w.snapshot.metadata.schema_string)
+            self.files += 1
+            field = {"name": f"c{self.files}", "type": "string", "nullable": True, "metadata": {}}
+            schema["fields"].append(field)
+            actions = [{"metaData": {"schemaString": json.dumps(schema, separators=(",", ":"))}}]
+        self._open(Kind.CHANGE_SCHEMA, version, [], actions)
+
+    @_begins(Kind.UPGRADE_PROTOCOL)
+    def upgrade_protocol(self, data: st.DataObject) -> None:
+        """A protocol upgrade: one of PROTOCOLS, or the release's full-feature protocol, or one
+        the release cannot write (TXN.WRITER_PROTOCOL)."""
+        w, version = self._begin(data)
+        full = full_writer_protocol(self.release)
+        choices = (*PROTOCOLS, full, unwritable_protocol(self.release, full))
+        self._open(
+            Kind.UPGRADE_PROTOCOL, version, [], [{"protocol": w.draw(st.sampled_from(choices))}]
+        )
+
+    @_begins(Kind.SET_TXN)
+    def set_txn(self, data: st.DataObject) -> None:
+        """A streaming write: its app id's next SetTransaction version and a file."""
+        w, version = self._begin(data)
+        app = w.draw(st.sampled_from(("app-a", "app-b")))
+        txn = {"txn": {"appId": app, "version": w.snapshot.app_txn_version(app) + 1}}
+        self._open(Kind.SET_TXN, version, [{"app_id": app}], [txn, w.add(w.partition())])
+
+    @_begins(Kind.DOMAIN_METADATA)
+    def domain_metadata(self, data: st.DataObject) -> None:
+        """Sets a metadata domain, sometimes adding a file besides."""
+        w, version = self._begin(data)
+        domain = w.draw(st.sampled_from(("d1", "d2")))
+        actions = [{"domainMetadata": {"domain": domain, "configuration": f"c{self.files}"}}]
+        if w.draw(st.booleans()):
+            actions.append(w.add(w.partition()))
+        self._open(Kind.DOMAIN_METADATA, version, [], actions)
+
+    @_begins(Kind.RECOMPUTE_STATS)
+    def recompute_stats(self, data: st.DataObject) -> None:
+        """Re-adds live files with recomputed statistics (dataChange=false)."""
+        w, version = self._begin(data)
+        files = w.subset(_live(w.snapshot))
+        self.files += 1
+        stats = json.dumps({"numRecords": self.files})
+        adds = [
+            {"add": {"path": f.path, "partitionValues": as_dict(f.partition_values),
+                     "dataChange": False, "stats": stats}}
+            for f in files
+        ]  # fmt: skip
+        reads = [{"files": [f.path for f in files]}] if files else []
+        self._open(Kind.RECOMPUTE_STATS, version, reads, adds)
+
+    @_begins(Kind.EMPTY)
+    def empty(self, data: st.DataObject) -> None:
+        """A commit with no actions, recorded as a WRITE or an OPTIMIZE; sometimes one that
+        commitIfNeeded may skip."""
+        w, version = self._begin(data)
+        operation = w.draw(st.sampled_from(("WRITE", "OPTIMIZE")))
+        skip = {"commit_if_needed": False} if w.draw(st.booleans()) else {}
+        self._open(Kind.EMPTY, version, [], [], operation=operation, **skip)
 
     @precondition(lambda self: bool(self.open))
     @rule(data=st.data())

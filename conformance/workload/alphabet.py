@@ -4,7 +4,8 @@ An :class:`Operation` is a :class:`Kind` and its parameters (the partition it wo
 tools that describe writers name their operations differently; each name maps onto a kind here:
 
 - the explorer (``deltaspec explore``) draws from :data:`ALPHABET`, kinds by value;
-- the differential oracle's intents (``conformance/oracle/machine.py``): :data:`ORACLE_INTENTS`;
+- the differential oracle (``conformance/oracle/machine.py``): one state machine rule per kind,
+  named as the kind (``Kind.SET_TXN``: ``set_txn``);
 - the conflict matrix's operations (spec/data/conflict_matrix.json): :data:`MATRIX_OPERATIONS`;
 - the engine operations an operation-level adapter runs (``adapters/engine_ops.py``):
   ``engine.ENGINE_OPERATIONS``.
@@ -84,24 +85,6 @@ ALPHABET = tuple(kind.value for kind in EXPLORED)
 
 WHOLE_TABLE = frozenset({Kind.SET_PROPERTIES})
 """Explored kinds that touch no partition."""
-
-ORACLE_INTENTS: dict[str, Kind] = {
-    "append": Kind.APPEND,
-    "delete": Kind.DELETE,
-    "update": Kind.UPDATE,
-    "merge": Kind.MERGE,
-    "compact": Kind.COMPACT,
-    "replace_where": Kind.REPLACE_WHERE,
-    "overwrite": Kind.OVERWRITE,
-    "streaming": Kind.SET_TXN,
-    "properties": Kind.SET_PROPERTIES,
-    "domain": Kind.DOMAIN_METADATA,
-    "schema": Kind.CHANGE_SCHEMA,
-    "protocol": Kind.UPGRADE_PROTOCOL,
-    "empty": Kind.EMPTY,
-    "stats": Kind.RECOMPUTE_STATS,
-}
-"""The differential oracle's intents (``machine.INTENTS``, whose generators draw the writers)."""
 
 MATRIX_OPERATIONS: dict[str, Kind] = {
     "INSERT": Kind.APPEND,

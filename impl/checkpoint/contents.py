@@ -26,10 +26,11 @@ from deltaspec.rules import rule
 
 from ..actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from ..replay.layouts import ADD_COLUMNS, REMOVE_COLUMNS, ColumnSpec
+from ..replay.state import ReplayState
 from ..snapshot.state import Snapshot
 from .stats import add_parsed_columns
 
-__all__ = ["CHECKPOINT_SCHEMA", "checkpoint_table", "parquet_bytes"]
+__all__ = ["CHECKPOINT_SCHEMA", "checkpoint_state", "checkpoint_table", "parquet_bytes"]
 
 # --- the checkpoint schema (delta-spark's) -------------------------------------------------------
 
@@ -182,6 +183,20 @@ def checkpoint_table(snapshot: Snapshot, *, now_ms: int) -> pa.Table:
         table.column("add").combine_chunks(), snapshot.metadata, files=snapshot.live_files
     )
     return table.set_column(table.schema.get_field_index("add"), "add", adds)
+
+
+def checkpoint_state(snapshot: Snapshot, *, now_ms: int) -> ReplayState:
+    """What the checkpoint of ``snapshot`` written at ``now_ms`` holds, as the state a load
+    starting from it replays onto (CHECKPOINT.READ): the snapshot without the tombstones and
+    application transactions expired at ``now_ms``, which :func:`checkpoint_table` leaves out."""
+    return ReplayState(
+        snapshot.protocol,
+        snapshot.metadata,
+        dict(snapshot.app_transactions_at(now_ms)),
+        dict(snapshot.domains),
+        snapshot.live_files,
+        snapshot.tombstones_table(now_ms),
+    )
 
 
 def parquet_bytes(table: pa.Table) -> bytes:

@@ -20,6 +20,7 @@ from ..retention.log_cleanup import (
 )
 from ..snapshot.delta_log import DeltaLog
 from ..table.properties import TableProperties
+from .contents import checkpoint_state
 from .write import CheckpointResult, write_checkpoint
 
 __all__ = ["checkpoint_interval", "checkpoint_version", "needs_checkpoint"]
@@ -55,7 +56,9 @@ def checkpoint_version(
     """
     snapshot = log.snapshot(version)
     result = write_checkpoint(log, snapshot, parts=parts, now_ms=now_ms)
-    log.wrote_checkpoint(result.files)
+    if not result.reused and result.v2_checkpoint is None:
+        # what the files hold is known: the next load starts from it without reading them
+        log.wrote_checkpoint(version, result.files[0], checkpoint_state(snapshot, now_ms=now_ms))
     if log_cleanup_enabled(snapshot.metadata):
         cleanup_expired_logs(log, version, now_ms, snapshot.metadata, snapshot.protocol)
         sweep_temp_files(log.store, now_ms)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -74,6 +74,9 @@ class CheckpointResult:
     num_of_add_files: int
     files: tuple[str, ...]
     v2_checkpoint: dict[str, Any] | None = None
+    reused: bool = field(default=False, compare=False)
+    """Whether a file of it existed already (another writer's, read back whole and kept); two
+    results of the same checkpoint are equal whoever wrote its files."""
 
     def last_checkpoint_json(self) -> str:
         """``_last_checkpoint``: version, size, parts (multi-part only), sizeInBytes,
@@ -171,6 +174,7 @@ def _write_v1(
         size_in_bytes=total,
         num_of_add_files=snapshot.num_files,
         files=tuple(name for name, _ in pieces),
+        reused=bool(reused),
     )
 
 

@@ -5,17 +5,17 @@ state of the last :data:`CHECKPOINT_CACHE_SIZE` checkpoints and up to
 :data:`COMMIT_CACHE_ACTIONS` decoded (and checked) commit actions, each keyed on the file's
 name, size and modification time as the listing shows them, so a file that differs from what
 was kept is read again. States read with v2 sidecars are never kept, since no listing shows the
-sidecars. The log also keeps the last snapshot it built with the segment it was built from
+sidecars; the state of a checkpoint the log wrote itself is kept as written, so a load from it
+reads nothing. The log also keeps the last snapshot it built with the segment it was built from
 (:class:`Kept`): a load that lists the very same segment gets it again (:func:`reused`), and a
-load of a later version may apply only the commits after it (:func:`refresh_from`); and the
-names of the checkpoint files it wrote, from which a refresh may start without reading them.
+load of a later version from the same start may apply only the commits after it
+(:func:`refresh_from`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..log.listing import CheckpointFiles, LogListing
@@ -28,7 +28,6 @@ from .state import Snapshot
 __all__ = [
     "CHECKPOINT_CACHE_SIZE",
     "COMMIT_CACHE_ACTIONS",
-    "WRITTEN_CHECKPOINT_FILES",
     "Kept",
     "LogCache",
     "as_of",
@@ -43,9 +42,6 @@ COMMIT_CACHE_ACTIONS = 100_000
 """Decoded actions (of all commits together) a :class:`LogCache` keeps, least recently used
 out."""
 
-WRITTEN_CHECKPOINT_FILES = 64
-"""Names of the checkpoint files its log wrote that a :class:`LogCache` remembers, oldest out."""
-
 
 @dataclass(frozen=True)
 class Kept:
@@ -59,7 +55,7 @@ class Kept:
 
 class LogCache:
     """The caches of one log, safe to share between threads: checkpoint states and commit
-    actions (least recently used out), the kept snapshot, the checkpoint files it wrote."""
+    actions (least recently used out), the kept snapshot."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -67,7 +63,6 @@ class LogCache:
         self._commits: OrderedDict[FileInfo, ReplayActions] = OrderedDict()
         self._kept_actions = 0
         self._last_snapshot: Kept | None = None
-        self._written: OrderedDict[str, None] = OrderedDict()
 
     def checkpoint(self, cp: CheckpointFiles) -> ReplayState | None:
         """A copy of the kept state of checkpoint ``cp``, None if not kept."""
@@ -79,7 +74,8 @@ class LogCache:
             return kept.copy()
 
     def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None:
-        """Keep a copy of ``state``, read whole from checkpoint ``cp``."""
+        """Keep a copy of ``state``, what checkpoint ``cp`` holds (read whole, or written by
+        this log)."""
         with self._lock:
             self._checkpoints[cp] = state.copy()
             while len(self._checkpoints) > CHECKPOINT_CACHE_SIZE:
@@ -116,20 +112,6 @@ class LogCache:
         with self._lock:
             self._last_snapshot = kept
 
-    def wrote(self, names: tuple[str, ...]) -> None:
-        """Remember that the log wrote the checkpoint files ``names``."""
-        with self._lock:
-            for name in names:
-                self._written[name] = None
-            while len(self._written) > WRITTEN_CHECKPOINT_FILES:
-                self._written.popitem(last=False)
-
-    def was_read(self, cp: CheckpointFiles) -> bool:
-        """Whether checkpoint ``cp`` is known usable: its state is kept (it was read whole) or
-        the log wrote it."""
-        with self._lock:
-            return cp in self._checkpoints or all(f.name in self._written for f in cp.files)
-
 
 def as_of(snapshot: Snapshot, now: int) -> Snapshot:
     """``snapshot`` with its own mutable dicts, as of ``now``."""
@@ -152,7 +134,7 @@ def reused(kept: Kept | None, segment: LogSegment, now: int) -> Snapshot | None:
 
 
 def refresh_from(
-    kept: Kept, listing: LogListing, target: int, known_usable: Callable[[CheckpointFiles], bool]
+    kept: Kept, listing: LogListing, target: int
 ) -> tuple[LogSegment, ReplayState] | None:
     """How to build the snapshot at ``target`` from the kept one at a version ``k <= target``,
     as a long-lived reader refreshes: the segment to keep it as and the kept state to apply the
@@ -163,11 +145,10 @@ def refresh_from(
     never changes, so the state at ``k`` is still the log's), and the commits after ``k`` up to
     ``target`` are all listed (LOG.CONTIGUITY) from where a cold load would start: the newest
     complete checkpoint the listing shows at or below ``target`` (or commit 0 in a full listing
-    without one), which is also the snapshot's ``checkpoint_version``. That checkpoint must be
-    the kept snapshot's own start or one ``known_usable`` (read whole or written by this log),
-    and a log a cold load could not reconstruct is not refreshed either, so both load the same
-    snapshot. The result is kept as replayed from that checkpoint: what a refresh checks stays
-    bounded by the commits since the newest checkpoint."""
+    without one), which must be the kept snapshot's own start. A newer checkpoint is never
+    refreshed across: it holds what its writer's clock left of the state (RETENTION.TOMBSTONES,
+    RETENTION.SET_TRANSACTION), so a snapshot read from it starts from its content, as a cold
+    load does (CHECKPOINT.READ), and a load's answer never depends on what the log kept."""
     base = kept.snapshot
     if base.version > target:
         return None
@@ -178,12 +159,11 @@ def refresh_from(
         if shown is not None and shown != info:
             return None
     cp = newest_start(listing, target)
+    if cp != kept.segment.start:
+        return None  # a cold load starts from another checkpoint's content
     if cp is None and not (listing.full and 0 in listing.commits):
         return None  # a cold load would find no start: neither does a refresh
-    if cp is not None and cp != kept.segment.start and not known_usable(cp):
-        return None  # a cold load would read it first: whether it is usable is not known
-    start = -1 if cp is None else cp.version
-    needed = listed_commits(listing, min(start, base.version), target)
+    needed = listed_commits(listing, kept.segment.first, target)  # all a cold load needs
     if any(info is None for info in needed.values()):
         return None
     state = ReplayState(

@@ -91,9 +91,10 @@ class DeltaLog:
     what it read from files that never change once listed, and the last snapshot it built
     (:mod:`deltaspec.impl.snapshot.cache`): a load that lists the very same checkpoint and
     commit files for the same version gets it again, as of its own clock, and a load of a later
-    version applies only the commits after it to its state (a refresh costs the new commits, not
-    the table; see :func:`~deltaspec.impl.snapshot.cache.refresh_from` for when a refresh is
-    possible).
+    version from the same checkpoint applies only the commits after it to its state (a refresh
+    costs the new commits, not the table; see :func:`~deltaspec.impl.snapshot.cache.refresh_from`
+    for when a refresh is possible). A load from a newer checkpoint starts from that
+    checkpoint's state, kept once read or written by this log.
     """
 
     def __init__(
@@ -277,17 +278,23 @@ class DeltaLog:
         kept = self._cache.last_snapshot
         if kept is None:
             return None
-        plan = refresh_from(kept, listing, target, self._cache.was_read)
+        plan = refresh_from(kept, listing, target)
         if plan is None:
             return None
         segment, state = plan
         replayed = self._replay(listing, state, segment, now, first=kept.snapshot.version)
         return self._keep(replayed, segment, listing)
 
-    def wrote_checkpoint(self, names: tuple[str, ...]) -> None:
-        """Note that this log wrote the checkpoint files ``names`` from a snapshot it loaded: a
-        refresh may then start from them without reading them (see :meth:`_refreshed`)."""
-        self._cache.wrote(names)
+    def wrote_checkpoint(self, version: int, first_file: str, state: ReplayState) -> None:
+        """Keep ``state``, what the checkpoint of ``version`` this log has just written holds
+        (``first_file`` its first file, no sidecars), as that checkpoint's state: a load that
+        starts from it, as every load after it does, then reads none of its files
+        (CHECKPOINT.READ)."""
+        if not self.cache:
+            return
+        for cp in self.list_log(version).checkpoints.get(version, ()):
+            if cp.files[0].name == first_file:
+                self._cache.keep_checkpoint(cp, state)
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it

@@ -8,7 +8,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from hypothesis import given
@@ -35,9 +35,12 @@ SCHEMA = json.dumps(
     }
 )
 STEP = st.tuples(
-    st.sampled_from(["append", "append", "remove", "txn", "checkpoint", "crc", "time travel"]),
+    st.sampled_from(
+        ["append", "append", "remove", "remove long ago", "txn", "checkpoint", "crc", "time travel"]
+    ),
     st.integers(0, 3),
 )
+WEEK_MS = 7 * 86_400_000
 
 
 def _digest(snapshot: Snapshot) -> dict[str, Any]:
@@ -73,17 +76,19 @@ def _step(writer: DeltaLog, reader: DeltaLog, kind: str, n: int, counter: int) -
         return
     txn = OptimisticTransaction(writer, clock=lambda: NOW + counter)
     live = sorted(txn.snapshot.files.values(), key=lambda f: f.path) if txn.snapshot else []
-    if kind == "remove" and live:
+    if kind.startswith("remove") and live:
         doomed = live[n % len(live)]
-        # removed "at" LATER: a checkpoint written at LATER keeps the tombstone, as the loads do
-        txn.commit([RemoveFile(doomed.path, LATER, True, True, doomed.partition_values, 1)])
+        # removed "at" LATER, a checkpoint written at LATER keeps the tombstone; removed at NOW,
+        # it leaves it out, though the loads' clock (NOW) has not expired it
+        at = NOW + counter if kind == "remove long ago" else LATER
+        txn.commit([RemoveFile(doomed.path, at, True, True, doomed.partition_values, 1)])
     elif kind == "txn":
         txn.commit([SetTransaction(f"app-{n}", counter, NOW)])
     else:
         txn.commit([AddFile(f"p={n}/f{counter}.parquet", {"p": str(n)}, 10 + n, NOW, True)])
 
 
-@pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "RETENTION.LOG")
+@pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "RETENTION.LOG", "RETENTION.TOMBSTONES")
 @examples(0.25)
 @given(steps=st.lists(STEP, min_size=1, max_size=12), interval=st.sampled_from([2, 3, 100]))
 def test_a_refreshed_snapshot_is_the_cold_one(steps: list[tuple[str, int]], interval: int) -> None:
@@ -115,6 +120,10 @@ class _CountingStore(LocalLogStore):
     def local_path(self, name: str) -> str | None:
         self.reads.append(name)
         return super().local_path(name)
+
+    def open_file(self, name: str) -> BinaryIO:
+        self.reads.append(name)
+        return super().open_file(name)
 
 
 @pytest.mark.rules("SNAPSHOT.REPLAY")
@@ -154,3 +163,71 @@ def test_a_rewritten_commit_is_not_refreshed_onto(tmp_path: Path) -> None:
     OptimisticTransaction(other).commit([AddFile("new-and-longer", {"p": "0"}, 1, NOW, True)])
     os.utime(path, ns=(0, 0))
     assert {f.path for f in log.snapshot().files.values()} == {"new-and-longer"}
+
+
+def _tombstoned_table(root: Path, clock: list[int]) -> DeltaLog:
+    """A table whose version 2 removes ``f0`` at NOW, checkpointed at NOW + a week (the
+    tombstone expired then), and a log of it that loaded version 2 before the checkpoint, its
+    clock a millisecond before the checkpoint's (the tombstone not expired by it)."""
+    log = DeltaLog(root, clock=lambda: clock[0])
+    configuration = {"delta.checkpointInterval": "100"}
+    OptimisticTransaction(log, None, clock=lambda: NOW).commit(
+        [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), configuration)]
+    )
+    OptimisticTransaction(log, clock=lambda: NOW).commit([AddFile("f0", {"p": "0"}, 1, NOW, True)])
+    OptimisticTransaction(log, clock=lambda: NOW).commit(
+        [RemoveFile("f0", NOW, True, True, {"p": "0"}, 1)]
+    )
+    checkpoint_version(log, 2, now_ms=NOW + WEEK_MS)
+    clock[0] = NOW + WEEK_MS - 1
+    return log
+
+
+def _tombstone_paths(snapshot: Snapshot) -> list[str]:
+    return sorted(path for path, _ in snapshot.tombstones)
+
+
+@pytest.mark.rules("RETENTION.TOMBSTONES", "CHECKPOINT.READ", "SNAPSHOT.REPLAY")
+def test_a_tombstone_the_writers_checkpoint_left_out_stays_out(tmp_path: Path) -> None:
+    """The writer of the checkpoint commits again: its snapshot starts from what the checkpoint
+    holds, as a cold load does, not from the state it kept (which still had the tombstone)."""
+    clock = [NOW]
+    log = _tombstoned_table(tmp_path / "t", clock)
+    OptimisticTransaction(log, clock=lambda: clock[0]).commit(
+        [AddFile("f1", {"p": "0"}, 1, NOW, True)]
+    )
+    cold = DeltaLog(tmp_path / "t", clock=lambda: clock[0], cache=False).snapshot()
+    assert cold.checkpoint_version == 2 and _tombstone_paths(cold) == []
+    assert _digest(log.snapshot()) == _digest(cold)
+
+
+@pytest.mark.rules("RETENTION.TOMBSTONES", "CHECKPOINT.READ", "SNAPSHOT.REPLAY")
+def test_a_tombstone_a_checkpoint_read_left_out_stays_out(tmp_path: Path) -> None:
+    """A reader that read the checkpoint whole, then time travelled to version 1, loads the
+    latest version from the checkpoint's state, not by refreshing version 1 across it (without
+    ``_last_checkpoint`` every load lists the whole log, so version 1 is still listed)."""
+    clock = [NOW]
+    _tombstoned_table(tmp_path / "t", clock)
+    (tmp_path / "t" / "_delta_log" / "_last_checkpoint").unlink()
+    reader = DeltaLog(tmp_path / "t", clock=lambda: clock[0])
+    assert _tombstone_paths(reader.snapshot()) == []
+    assert reader.snapshot(1).checkpoint_version is None
+    latest = reader.snapshot()
+    assert latest.checkpoint_version == 2 and _tombstone_paths(latest) == []
+
+
+@pytest.mark.rules("CHECKPOINT.READ", "CHECKPOINT.COMMITTED_VERSION")
+def test_a_writer_loads_from_its_own_checkpoint_without_reading_it(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    store = _CountingStore(root)
+    writer = DeltaLog(root, store=store, clock=lambda: NOW)
+    OptimisticTransaction(writer, None, clock=lambda: NOW).commit(
+        [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), {"delta.checkpointInterval": "2"})]
+    )
+    for i in range(3):  # the post-commit step checkpoints version 2
+        OptimisticTransaction(writer).commit([AddFile(f"f{i}", {"p": "0"}, 1, NOW, True)])
+    snapshot = writer.snapshot()
+    assert snapshot.version == 3 and snapshot.checkpoint_version == 2
+    assert not [name for name in store.reads if ".checkpoint." in name]
+    cold = DeltaLog(root, clock=lambda: NOW, cache=False).snapshot()
+    assert _digest(snapshot) == _digest(cold)

@@ -302,6 +302,34 @@ def test_only_existing_versions_can_be_checkpointed():
             log.with_checkpoint(version)
 
 
+def _tombstones(log: Log, version: int | None = None) -> set[str]:
+    read = log.snapshot(version)
+    assert read is not None
+    return {path for path, _ in read.tombstones}
+
+
+@pytest.mark.rules("RETENTION.TOMBSTONES", "CHECKPOINT.READ")
+def test_a_tombstone_a_checkpoint_left_out_stays_out_of_every_read_from_it():
+    """Version 1 removes ``a`` at NOW; version 1 is checkpointed a week later (the tombstone
+    expired then): reads of version 1 and later start from the checkpoint and have no
+    tombstone, whatever their clock; the fold of the commits still has it."""
+    log = _log_of(
+        [(Protocol(1, 2), metadata(), AddFile("a")), (RemoveFile("a", NOW),), (AddFile("b"),)]
+    )
+    kept = log.with_checkpoint(1, NOW + WEEK - 1)
+    assert kept.checkpoint_states == {} and kept.snapshot() == log.snapshot()
+    dropped = log.with_checkpoint(1, NOW + WEEK)
+    for version in (1, 2):
+        assert _tombstones(dropped, version) == set()
+        read, fold = dropped.snapshot(version), log.snapshots[version]
+        assert read is not None and (read.files, read.timestamp) == (fold.files, fold.timestamp)
+    assert _tombstones(log) == {"a"} and _tombstones(dropped, 0) == set()
+    # a second checkpoint of version 1 without a clock keeps what the first one holds
+    assert _tombstones(dropped.with_checkpoint(1)) == set()
+    # a checkpoint of version 2 is written from what a reader of 2 loads: no tombstone either
+    assert _tombstones(dropped.with_checkpoint(2, NOW)) == set()
+
+
 # --------------------------------------------------------------------------------------------
 # RETENTION.TOMBSTONES
 # --------------------------------------------------------------------------------------------
