@@ -31,7 +31,13 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".deltaspec-install"
-PACKAGE_DIRS = ("src", "model", "impl", "conformance", "spec")
+PACKAGE_DIRS = tuple(
+    folder.split("/")[0]
+    for folder in tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["package-dir"].values()
+)
+"""The folders pyproject maps to packages: a file added to one re-links the editable install."""
 # mkdocs-material prints a multi-line notice about MkDocs 2 on every build; it is not about us
 STEP_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 

@@ -36,13 +36,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 
 from deltaspec.impl import errors
 from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.retention import vacuum
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.snapshot.timestamps import commit_timestamps
 
-from . import compaction, dml, files, manifest, read, restore
+from . import compaction, dml, manifest, read, restore
 from .errors import InvalidConditionError, UnresolvedColumnError
+from .vacuum import vacuum as vacuum_recorded
 
 Condition = str | Column
 Assignments = Mapping[str, str | Column]
@@ -215,17 +215,18 @@ class DeltaTable:
         return DeltaOptimizeBuilder(self)
 
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:
-        """VACUUM (deltaspec.impl.retention.vacuum: never a live file, never outside the root,
-        never a symlink), then the staging directories killed writes left behind, under the same
-        retention. Returns an empty DataFrame, as delta-spark's does."""
-        log = DeltaLog(self._path)
+        """VACUUM (deltaspec.spark.vacuum: deltaspec.impl.retention.vacuum, never a live file,
+        never outside the root, never a symlink, recorded as VACUUM START and END commits and
+        honouring ``retentionDurationCheck.enabled`` as delta-spark does), then the staging
+        directories killed writes left behind, under the same retention. Returns an empty
+        DataFrame, as delta-spark's does."""
         retention = None if retentionHours is None else retentionHours * _HOUR_MS
         if retention is not None and retention != retention:  # NaN passes every comparison
             raise errors.VacuumRetentionNegativeError(
                 f"retention {retentionHours!r} hours is not a number", table=self._path
             )
-        result = vacuum.vacuum(log, retention_ms=None if retention is None else int(retention))
-        files.reclaim_staging(self._path, 0, result.cutoff_ms)
+        retention_ms = None if retention is None else int(retention)
+        vacuum_recorded(self._spark, self._path, retention_ms)
         return self._spark.createDataFrame([], "path string")
 
     def restoreToVersion(self, version: int) -> DataFrame:

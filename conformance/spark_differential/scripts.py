@@ -205,6 +205,40 @@ def history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     }
 
 
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+VACUUM_COUNTS = ("numFilesToDelete", "numDeletedFiles", "numVacuumedDirectories")
+"""The VACUUM metrics that count (sizeOfDataToDelete is bytes: the engines' files differ)."""
+
+
+def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """VACUUM with a retention of 0 hours: refused while the retention check is on, run with
+    it off, and recorded as VACUUM START and VACUUM END commits (their parameters are in the
+    log shape compared; their counting metrics here)."""
+    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
+    e.write(_df(spark, [(2, "b", "y")])).mode("overwrite").save(root)
+    table = e.table.forPath(spark, root)
+    refused = _error_class(lambda: table.vacuum(0))
+    spark.conf.set(RETENTION_CHECK, "false")
+    try:
+        table.vacuum(0)
+    finally:
+        spark.conf.unset(RETENTION_CHECK)
+    history = table.history().orderBy("version").collect()
+    return {
+        "refused": refused,
+        "vacuums": [
+            (
+                h["operation"],
+                sorted(h["operationMetrics"] or {}),
+                {k: v for k, v in (h["operationMetrics"] or {}).items() if k in VACUUM_COUNTS},
+            )
+            for h in history
+            if h["operation"].startswith("VACUUM")
+        ],
+        "data files left": sum(1 for p in Path(root).iterdir() if p.suffix == ".parquet"),
+    }
+
+
 def time_travel(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
     e.write(_df(spark, [(2, "b", "y")])).mode("append").save(root)
@@ -491,6 +525,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         optimize,
         restore,
         history,
+        vacuum_history,
         time_travel,
         streaming,
         data_skipping,

@@ -18,8 +18,9 @@ The retention defaults to the table's ``delta.deletedFileRetentionDuration`` (on
 one raises :class:`~deltaspec.impl.errors.VacuumRetentionTooShortError` unless
 ``enforce_retention=False`` (delta-spark's ``retentionDurationCheck.enabled = false``), and a
 negative one always raises. ``dry_run`` reports what would be deleted and deletes nothing.
-Unlike delta-spark, this VACUUM writes no ``VACUUM START/END`` commits and leaves empty
-directories in place.
+This function writes no commit: the Spark path's VACUUM (``deltaspec.spark.vacuum``) records
+the run as delta-spark does, in ``VACUUM START``/``VACUUM END`` commits around it. Unlike
+delta-spark, it leaves empty directories in place.
 
 This module never imports ``deltaspec.model``.
 """
