@@ -6,9 +6,19 @@ class without the ``DELTA_`` prefix unless the header names another.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from deltaspec.impl.errors import DeltaError
+from pyspark.errors import (
+    AnalysisException,
+    IllegalArgumentException,
+    PySparkException,
+    UnsupportedOperationException,
+)
+
+from deltaspec.impl.errors import DeltaConcurrentModificationException, DeltaError
 
 
 class SparkPathError(DeltaError):
@@ -123,9 +133,11 @@ class InvalidOptionError(SparkPathError, error_class="DELTA_ILLEGAL_OPTION", kin
     an unknown save mode): never read as false or truncated."""
 
 
-class UnresolvedColumnError(InvalidConditionError, error_class="UNRESOLVED_COLUMN"):
+class UnresolvedColumnError(
+    InvalidConditionError, error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", kind="UNRESOLVED_COLUMN"
+):
     """A condition or assignment naming a column the table does not have (Spark's
-    UNRESOLVED_COLUMN), reported with the table's own columns only."""
+    UNRESOLVED_COLUMN.WITH_SUGGESTION), reported with the table's own columns only."""
 
 
 class NonDeterministicConditionError(
@@ -153,7 +165,108 @@ class UnsafeWritePathError(SparkPathError, error_class="DELTA_UNSAFE_PATH"):
     """A data file would be written through a symlink or outside the table root."""
 
 
+class RestoreTimestampEarlierError(
+    SparkPathError, error_class="DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER"
+):
+    """restoreToTimestamp before the first version's timestamp (time travel's
+    TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION, as delta-spark's RESTORE names it)."""
+
+
 class RestoreMissingFilesError(
     SparkPathError, error_class="DELTA_CANNOT_RESTORE_TABLE_VERSION", kind="RESTORE_MISSING_FILES"
 ):
     """RESTORE to a version whose data files are gone (VACUUMed): nothing is committed."""
+
+
+# --- what a PySpark user's ``except`` catches ---------------------------------------------------
+
+PYSPARK_EXCEPTION_OF: dict[str, type[PySparkException]] = {
+    "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE": UnsupportedOperationException,
+    "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT": IllegalArgumentException,
+    "DELTA_ILLEGAL_OPTION": IllegalArgumentException,
+}
+"""The PySpark exception delta-spark's Python API raises for an error class where it is not
+``AnalysisException`` (its DeltaUnsupportedOperationException and DeltaIllegalArgumentException;
+the differential script ``error_catching`` checks them against live delta-spark)."""
+
+ON_A_PATH: dict[str, str] = {"DELTA_TABLE_NOT_FOUND": "DELTA_MISSING_DELTA_TABLE"}
+"""Error classes delta-spark names otherwise for a table given by path, as the facade's always
+is (LOG.NEW_TABLE: DELTA_TABLE_NOT_FOUND is for a catalog name)."""
+
+
+_CATCHABLE: dict[tuple[type[DeltaError], type[PySparkException]], type[DeltaError]] = {}
+
+
+def _catchable(cls: type[DeltaError], base: type[PySparkException]) -> type[DeltaError]:
+    """``cls`` that is also ``base``: caught by ``except cls`` and ``except base`` alike (one
+    class per pair, made once)."""
+    made = _CATCHABLE.get((cls, base))
+    if made is None:
+        body = {
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__str__": BaseException.__str__,  # the DeltaError's text, not PySpark's re-prefixed
+            "getSqlState": lambda self: self.sqlstate,  # PySpark's reads its own error table
+        }
+        made = _CATCHABLE.setdefault((cls, base), type(cls.__name__, (cls, base), body))
+    return made
+
+
+def as_pyspark(error: DeltaError) -> DeltaError:
+    """``error`` as the facade raises it: the same error (class, message, attributes), also an
+    instance of the PySpark exception delta-spark raises for its error class
+    (:data:`PYSPARK_EXCEPTION_OF`, else ``AnalysisException``), with delta-spark's error class
+    for a table given by path (:data:`ON_A_PATH`). Conflicts are left as they are: delta-spark's
+    (``delta.exceptions.ConcurrentAppendException``, ...) are no AnalysisException either."""
+    condition = ON_A_PATH.get(error.error_class, error.error_class)
+    base = PYSPARK_EXCEPTION_OF.get(condition, AnalysisException)
+    if isinstance(error, (base, DeltaConcurrentModificationException)):
+        return error
+    converted: Any = Exception.__new__(_catchable(type(error), base))
+    converted.__dict__.update(error.__dict__)
+    message = str(error)
+    if condition != error.error_class:
+        converted.error_class = condition
+        message = message.replace(f"[{error.error_class}]", f"[{condition}]", 1)
+    converted.args = (message,)
+    # what PySparkException's own methods read (getMessage, getMessageParameters, ...)
+    converted._message, converted._errorClass = message.split("] ", 1)[-1], condition
+    converted._messageParameters, converted._contexts = {}, []
+    return converted  # type: ignore[no-any-return]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def raising_as_pyspark(function: F) -> F:
+    """``function`` whose DeltaError leaves it as :func:`as_pyspark` makes it."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except DeltaError as error:
+            converted = as_pyspark(error)
+            if converted is error:
+                raise
+            raise converted.with_traceback(error.__traceback__) from error.__cause__
+
+    return wrapper  # type: ignore[return-value]
+
+
+C = TypeVar("C", bound=type)
+
+
+def facade(cls: C) -> C:
+    """Every public method of ``cls`` (static and class methods too) raising as PySpark does
+    (:func:`raising_as_pyspark`)."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(member, staticmethod):
+            setattr(cls, name, staticmethod(raising_as_pyspark(member.__func__)))
+        elif isinstance(member, classmethod):
+            setattr(cls, name, classmethod(raising_as_pyspark(member.__func__)))
+        elif inspect.isfunction(member):
+            setattr(cls, name, raising_as_pyspark(member))
+    return cls

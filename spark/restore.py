@@ -17,11 +17,14 @@ from dataclasses import dataclass, replace
 from deltaspec.impl import errors
 from deltaspec.impl.actions import Action, Protocol
 from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.time_travel import version_at
+from deltaspec.impl.snapshot.time_travel import (
+    TimestampEarlierThanCommitRetentionError,
+    version_at,
+)
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
 from . import manifest, rewrite
-from .errors import RestoreMissingFilesError
+from .errors import RestoreMissingFilesError, RestoreTimestampEarlierError
 from .read import file_path
 from .write import require_writable
 
@@ -51,7 +54,7 @@ def restore(
     require_writable(current.protocol, root)
     if (version is None) == (timestamp_ms is None):
         raise ValueError("give a version or a timestamp")
-    target_version = version if version is not None else version_at(log, timestamp_ms or 0)
+    target_version = version if version is not None else _version_at(log, timestamp_ms or 0)
     target = log.snapshot(target_version)
     now = txn.clock()
     live = {f.key: f for f in txn.filter_files()}
@@ -95,3 +98,12 @@ def restore(
 def _rank(protocol: Protocol) -> tuple[int, int, int]:
     features = len(set(protocol.reader_features or ()) | set(protocol.writer_features or ()))
     return (protocol.min_reader_version, protocol.min_writer_version, features)
+
+
+def _version_at(log: DeltaLog, timestamp_ms: int) -> int:
+    """The version RESTORE goes to at ``timestamp_ms``; before the first version's timestamp
+    delta-spark's RESTORE says DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER."""
+    try:
+        return version_at(log, timestamp_ms)
+    except TimestampEarlierThanCommitRetentionError as error:
+        raise RestoreTimestampEarlierError(error.message, table=log.table_path) from None

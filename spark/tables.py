@@ -41,7 +41,7 @@ from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.snapshot.timestamps import commit_timestamps
 
 from . import compaction, dml, manifest, read, restore
-from .errors import InvalidConditionError, UnresolvedColumnError
+from .errors import InvalidConditionError, UnresolvedColumnError, facade
 from .vacuum import vacuum as vacuum_recorded
 
 Condition = str | Column
@@ -116,6 +116,7 @@ class _Race:
     read_version: int | None = None
 
 
+@facade
 class DeltaTable:
     """A Delta table at a path (delta-spark's ``DeltaTable``)."""
 
@@ -353,6 +354,7 @@ def _legacy_features(writer_version: int) -> set[str]:
 
 
 @dataclass
+@facade
 class DeltaMergeBuilder:
     """delta-spark's merge builder: ``when...`` clauses in order, then ``execute()``."""
 
@@ -440,6 +442,7 @@ def _alias_of(df: DataFrame) -> str | None:
 
 
 @dataclass
+@facade
 class DeltaOptimizeBuilder:
     """``optimize().where(partition predicate).executeCompaction()``."""
 

@@ -239,6 +239,48 @@ def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     }
 
 
+PYSPARK_EXCEPTIONS = ("AnalysisException", "IllegalArgumentException",
+                      "UnsupportedOperationException")  # fmt: skip
+
+
+def _caught(run: Callable[[], object]) -> tuple[str | None, tuple[str, ...]]:
+    """How a user's ``except`` sees what ``run`` raises: its condition (getCondition(), else the
+    Delta error class its message names) and which of PySpark's exception classes it is."""
+    try:
+        run()
+    except Exception as error:
+        condition = getattr(error, "getCondition", lambda: None)()
+        if condition in (None, "PYTHON_DATA_SOURCE_ERROR"):
+            # Spark gives every error a Python data source raises that one condition (Python
+            # cannot set another); the Delta error class is then the one the message names
+            found = re.search(r"\bDELTA_[A-Z_]+", str(error))
+            condition = found[0] if found else condition
+        names = {c.__name__ for c in type(error).__mro__}
+        return condition, tuple(n for n in PYSPARK_EXCEPTIONS if n in names)
+    return None, ()
+
+
+def error_catching(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """What ``except AnalysisException`` (and its siblings) catches, with which condition: a
+    path that holds no table, a version that does not exist, a restore to before the first
+    commit, a VACUUM below the retention, an UPDATE of an unknown column and a MERGE whose target
+    row two source rows match."""
+    empty = str(Path(root).parent / "no-table")
+    Path(empty).mkdir(parents=True, exist_ok=True)
+    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
+    table = e.table.forPath(spark, root)
+    twice = _df(spark, [(1, "a", "s1"), (1, "a", "s2")])
+    merge = table.alias("t").merge(twice.alias("s"), "t.id = s.id").whenMatchedUpdateAll()
+    return {
+        "no table": _caught(lambda: e.table.forPath(spark, empty)),
+        "version": _caught(lambda: e.read(spark, root, versionAsOf=7).collect()),
+        "restore early": _caught(lambda: table.restoreToTimestamp("2000-01-01 00:00:00")),
+        "vacuum": _caught(lambda: table.vacuum(0)),
+        "update column": _caught(lambda: table.update("id = 1", {"nope": "'x'"})),
+        "merge twice": _caught(merge.execute),
+    }
+
+
 def time_travel(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
     e.write(_df(spark, [(2, "b", "y")])).mode("append").save(root)
@@ -526,6 +568,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         restore,
         history,
         vacuum_history,
+        error_catching,
         time_travel,
         streaming,
         data_skipping,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -203,7 +204,7 @@ def test_staging_reclaim_never_follows_a_symlinked_staging_root(tmp_path: Path) 
         ("rand() > 0.5", NonDeterministicConditionError, "INVALID_NON_DETERMINISTIC_EXPRESSIONS"),
         ("id IN (SELECT 1)", UnsupportedSubqueryError, "DELTA_UNSUPPORTED_SUBQUERY"),
         ("EXISTS (SELECT 1)", UnsupportedSubqueryError, "DELTA_UNSUPPORTED_SUBQUERY"),
-        ("nosuch = 1", UnresolvedColumnError, "UNRESOLVED_COLUMN"),
+        ("nosuch = 1", UnresolvedColumnError, "UNRESOLVED_COLUMN.WITH_SUGGESTION"),
     ],
 )
 def test_dml_conditions_refused_with_typed_errors(
@@ -216,6 +217,7 @@ def test_dml_conditions_refused_with_typed_errors(
         with pytest.raises(error) as raised:
             run()
         assert raised.value.error_class == error_class
+        assert isinstance(raised.value, AnalysisException)  # a user's except clause catches it
         assert raised.value.table == str(root) and raised.value.version == 0
         assert "__deltaspec" not in str(raised.value)
     with pytest.raises(UnresolvedColumnError):
