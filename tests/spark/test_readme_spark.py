@@ -44,3 +44,19 @@ def test_every_example_runs(spark: Any, tmp_path: Path) -> None:
     quickstart = namespace["DeltaTable"].forPath(namespace["spark"], base).history().collect()
     assert {"WRITE", "UPDATE", "DELETE", "MERGE", "RESTORE"} <= {r["operation"] for r in quickstart}
     assert DeltaLog(base + "-stream").latest_version() == 0
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_quickstart_runs_as_written(spark: Any, tmp_path: Path) -> None:
+    """README's PySpark snippet, as written, given the session and the table path it leaves to
+    the reader: it creates the table and deletes the even ids."""
+    text = README.read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "spark" in b]
+    assert len(blocks) == 1, blocks
+    path = str(tmp_path / "table")
+    exec(compile(blocks[0], str(README), "exec"), {"spark": spark, "path": path})
+    rows = spark.read.format("deltaspec").load(path).collect()
+    assert sorted(row.id for row in rows) == [1, 3]
+    assert DeltaLog(path).snapshot().version == 1
