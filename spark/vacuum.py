@@ -44,7 +44,7 @@ def _directories(root: str) -> int:
     ``dirCounts`` (its listing's directories plus the base path)."""
     count = 1
     for _, names, _ in os.walk(root):
-        names[:] = [n for n in names if not (n.startswith((".", "_")) and "=" not in n)]
+        names[:] = [n for n in names if not impl_vacuum.hidden_name(n)]
         count += len(names)
     return count
 

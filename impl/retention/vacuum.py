@@ -49,7 +49,7 @@ from ..snapshot.state import Snapshot
 from ..table import paths
 from ..table.paths import deletion_vector_location, resolve_data_path
 
-__all__ = ["VacuumResult", "deletion_vector_path", "vacuum"]
+__all__ = ["VacuumResult", "deletion_vector_path", "hidden_name", "vacuum"]
 
 _HOUR_MS = 60 * 60 * 1000
 
@@ -130,7 +130,7 @@ def _dv(row: dict[str, object]) -> DeletionVector:
     )
 
 
-def _hidden(name: str) -> bool:
+def hidden_name(name: str) -> bool:
     """delta-spark's hidden names: ``_x`` and ``.x``, except ``col=value`` partition dirs."""
     return name.startswith((".", "_")) and "=" not in name
 
@@ -224,10 +224,10 @@ def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
             if os.path.islink(full):
                 found.symlinks.append(_relative(relative_dir, name))
                 dirnames.remove(name)
-            elif (at_root and name == LOG_DIR) or _hidden(name):
+            elif (at_root and name == LOG_DIR) or hidden_name(name):
                 dirnames.remove(name)
         for name in filenames:
-            if not _hidden(name):
+            if not hidden_name(name):
                 _consider(directory, relative_dir, name, referenced, cutoff, real_root, found)
     found.doomed.sort()
     return found
