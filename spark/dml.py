@@ -374,6 +374,20 @@ def _clauses_json(spark: SparkSession, clauses: Sequence[MergeClause]) -> str:
     return json.dumps(recorded, separators=(",", ":"))
 
 
+def _applying(clauses: Sequence[MergeClause], eligible: Column) -> list[tuple[MergeClause, Column]]:
+    """Each clause with the rows it applies to: the ``eligible`` rows no earlier clause took
+    whose condition holds (the first applicable clause wins, in order)."""
+    out: list[tuple[MergeClause, Column]] = []
+    handled = F.lit(False)
+    for clause in clauses:
+        applies = eligible & ~handled
+        if clause.condition is not None:
+            applies = applies & rewrite.matches(clause.condition)
+        out.append((clause, applies))
+        handled = handled | applies
+    return out
+
+
 def _apply(
     clauses: Sequence[MergeClause],
     eligible: Column,
@@ -381,13 +395,10 @@ def _apply(
     names: Sequence[str],
     source: str,
 ) -> tuple[Column, Column]:
-    """The first applicable clause wins (in order): the new ``values`` (updated in place), the
+    """The clauses applied (:func:`_applying`): the new ``values`` (updated in place), the
     rows kept (not deleted), and the rows some clause applied to."""
     keep, handled = F.lit(True), F.lit(False)
-    for clause in clauses:
-        applies = eligible & ~handled
-        if clause.condition is not None:
-            applies = applies & rewrite.matches(clause.condition)
+    for clause, applies in _applying(clauses, eligible):
         if clause.action == "delete":
             keep = keep & ~applies
         else:
@@ -408,18 +419,14 @@ def _any_applies(clauses: Sequence[MergeClause]) -> Column:
 
 
 def _outcomes(clauses: Sequence[MergeClause], eligible: Column) -> tuple[Column, Column]:
-    """Of the ``eligible`` rows, those the first applicable clause of ``clauses`` updates and
-    those it deletes (as :func:`_apply` decides)."""
-    updated, deleted, handled = F.lit(False), F.lit(False), F.lit(False)
-    for clause in clauses:
-        applies = eligible & ~handled
-        if clause.condition is not None:
-            applies = applies & rewrite.matches(clause.condition)
+    """Of the ``eligible`` rows, those a clause updates and those one deletes
+    (:func:`_applying`)."""
+    updated, deleted = F.lit(False), F.lit(False)
+    for clause, applies in _applying(clauses, eligible):
         if clause.action == "delete":
             deleted = deleted | applies
         else:
             updated = updated | applies
-        handled = handled | applies
     return updated, deleted
 
 
