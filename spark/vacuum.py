@@ -17,8 +17,6 @@ outside the root, never a symlink). Around it, what delta-spark adds on a Spark 
 
 from __future__ import annotations
 
-import os
-
 from pyspark.sql import SparkSession
 
 from deltaspec.impl.retention import vacuum as impl_vacuum
@@ -38,17 +36,6 @@ def _flag(spark: SparkSession, key: str, default: bool) -> bool:
     return default if value is None else str(value).strip().lower() != "false"
 
 
-def _directories(root: str) -> int:
-    """The directories VACUUM lists: the root and every directory under it outside
-    ``_delta_log`` and hidden ones (``_x``/``.x`` that are not ``col=value``), as delta-spark's
-    ``dirCounts`` (its listing's directories plus the base path)."""
-    count = 1
-    for _, names, _ in os.walk(root):
-        names[:] = [n for n in names if not impl_vacuum.hidden_name(n)]
-        count += len(names)
-    return count
-
-
 def _record(
     log: DeltaLog, name: str, parameters: dict[str, object], metrics: dict[str, str]
 ) -> int:
@@ -59,42 +46,40 @@ def _record(
 
 def vacuum(spark: SparkSession, path: str, retention_ms: int | None) -> impl_vacuum.VacuumResult:
     """VACUUM ``path`` with ``retention_ms`` (None: the table's), recorded as delta-spark
-    records it (see the module)."""
+    records it (see the module): VACUUM START once the files to delete are known, VACUUM END
+    after, FAILED when the deletion raised. A retention the check refuses records nothing."""
     log = DeltaLog(path)
     check = _flag(spark, RETENTION_CHECK, True)
-    now = log.clock()
-    planned = impl_vacuum.vacuum(
-        log, retention_ms=retention_ms, dry_run=True, enforce_retention=check, now_ms=now
-    )
     recorded = _flag(spark, VACUUM_LOGGING, True)
-    if recorded:
-        default = log.snapshot().deleted_file_retention_ms
-        size = sum(_size(os.path.join(log.table_path, p)) for p in planned.deleted)
-        parameters: dict[str, object] = {"retentionCheckEnabled": check,
-                                         "defaultRetentionMillis": default}  # fmt: skip
+    started = False
+
+    def record_start(planned: impl_vacuum.VacuumResult) -> None:
+        nonlocal started
+        parameters: dict[str, object] = {
+            "retentionCheckEnabled": check,
+            "defaultRetentionMillis": planned.table_retention_ms,
+        }
         if retention_ms is not None:
             parameters["specifiedRetentionMillis"] = retention_ms
         _record(log, "VACUUM START", parameters,
                 {"numFilesToDelete": str(len(planned.deleted)),
-                 "sizeOfDataToDelete": str(size)})  # fmt: skip
+                 "sizeOfDataToDelete": str(planned.deleted_bytes)})  # fmt: skip
+        started = True
+
     try:
         result = impl_vacuum.vacuum(
-            log, retention_ms=retention_ms, enforce_retention=check, now_ms=now
+            log,
+            retention_ms=retention_ms,
+            enforce_retention=check,
+            before_delete=record_start if recorded else None,
         )
         files.reclaim_staging(log.table_path, 0, result.cutoff_ms)
     except BaseException:
-        if recorded:
+        if started:
             _record(log, "VACUUM END", {"status": "FAILED"}, {})
         raise
     if recorded:
         _record(log, "VACUUM END", {"status": "COMPLETED"},
                 {"numDeletedFiles": str(len(result.deleted)),
-                 "numVacuumedDirectories": str(_directories(log.table_path))})  # fmt: skip
+                 "numVacuumedDirectories": str(result.directories)})  # fmt: skip
     return result
-
-
-def _size(path: str) -> int:
-    try:
-        return os.lstat(path).st_size
-    except OSError:
-        return 0

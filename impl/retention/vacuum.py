@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow.compute as pc
@@ -70,6 +71,13 @@ class VacuumResult:
     """Unreferenced files kept because they are newer than the cutoff."""
     symlinks: tuple[str, ...]
     """Symbolic links found under the root: never followed, never deleted."""
+    deleted_bytes: int = 0
+    """The size of the files in ``deleted``, as the walk found them."""
+    directories: int = 1
+    """The directories the walk listed: the root and every one under it outside ``_delta_log``
+    and hidden names (delta-spark's ``numVacuumedDirectories``)."""
+    table_retention_ms: int = 0
+    """The table's ``delta.deletedFileRetentionDuration``, whatever retention was used."""
 
 
 def deletion_vector_path(table_root: str, dv: DeletionVector) -> str | None:
@@ -146,11 +154,13 @@ def vacuum(
     dry_run: bool = False,
     enforce_retention: bool = True,
     now_ms: int | None = None,
+    before_delete: Callable[[VacuumResult], None] | None = None,
 ) -> VacuumResult:
     """Delete the files of the table that no version within retention needs (see the module).
 
     ``now_ms`` defaults to the log's clock; ``retention_ms`` to the table's
-    ``delta.deletedFileRetentionDuration``.
+    ``delta.deletedFileRetentionDuration``. ``before_delete`` is given what will be deleted once
+    it is known and before anything is (the Spark path records it, deltaspec.spark.vacuum).
     """
     snapshot = log.snapshot()
     now = log.clock() if now_ms is None else now_ms
@@ -158,9 +168,7 @@ def vacuum(
     cutoff = now - retention
     referenced = _referenced(log, snapshot, cutoff)
     walk = _walk(log.table_path, referenced, cutoff)
-    if not dry_run:
-        _delete(log.table_path, snapshot.version, walk.doomed)
-    return VacuumResult(
+    result = VacuumResult(
         version=snapshot.version,
         cutoff_ms=cutoff,
         dry_run=dry_run,
@@ -168,7 +176,15 @@ def vacuum(
         referenced=len(referenced),
         too_recent=walk.too_recent,
         symlinks=tuple(sorted(walk.symlinks)),
+        deleted_bytes=walk.doomed_bytes,
+        directories=walk.directories,
+        table_retention_ms=snapshot.deleted_file_retention_ms,
     )
+    if before_delete is not None:
+        before_delete(result)
+    if not dry_run:
+        _delete(log.table_path, snapshot.version, walk.doomed)
+    return result
 
 
 def _retention(
@@ -208,8 +224,11 @@ class _Walk:
     """What walking the table found: the files to delete, as ``(relative, full)`` sorted."""
 
     doomed: list[tuple[str, str]] = field(default_factory=list)
+    doomed_bytes: int = 0
     symlinks: list[str] = field(default_factory=list)
     too_recent: int = 0
+    directories: int = 1
+    """The root and the directories listed under it, hidden ones left out."""
 
 
 def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
@@ -219,6 +238,7 @@ def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
     for directory, dirnames, filenames in os.walk(table, followlinks=False):
         relative_dir = os.path.relpath(directory, table)
         at_root = relative_dir == "."
+        found.directories += sum(1 for name in dirnames if not hidden_name(name))
         for name in list(dirnames):
             full = os.path.join(directory, name)
             if os.path.islink(full):
@@ -257,6 +277,7 @@ def _consider(
     if not _inside(real, real_root) or _inside(real, os.path.join(real_root, LOG_DIR)):
         return
     found.doomed.append((relative, full))
+    found.doomed_bytes += info.st_size
 
 
 def _delete(table: str, version: int, doomed: list[tuple[str, str]]) -> None:
