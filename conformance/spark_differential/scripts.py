@@ -133,14 +133,30 @@ def merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     return {"result": result.collect(), "metrics": row_metrics(spark, e, root)}
 
 
-def _error_class(run: Callable[[], object]) -> str | None:
-    """The Delta error class ``run`` fails with (as its message names it), None if it passes."""
+PYSPARK_EXCEPTIONS = ("AnalysisException", "IllegalArgumentException",
+                      "UnsupportedOperationException")  # fmt: skip
+
+
+def _caught(run: Callable[[], object]) -> tuple[str | None, tuple[str, ...]]:
+    """How a user's ``except`` sees what ``run`` raises: its condition (getCondition(), else the
+    Delta error class its message names) and which of PySpark's exception classes it is."""
     try:
         run()
-    except Exception as error:  # either engine's exception type
-        found = re.search(r"\bDELTA_[A-Z_]+", str(error))
-        return found[0] if found else type(error).__name__
-    return None
+    except Exception as error:
+        condition = getattr(error, "getCondition", lambda: None)()
+        if condition in (None, "PYTHON_DATA_SOURCE_ERROR"):
+            # Spark gives every error a Python data source raises that one condition (Python
+            # cannot set another); the Delta error class is then the one the message names
+            found = re.search(r"\bDELTA_[A-Z_]+", str(error))
+            condition = found[0] if found else condition
+        names = {c.__name__ for c in type(error).__mro__}
+        return condition, tuple(n for n in PYSPARK_EXCEPTIONS if n in names)
+    return None, ()
+
+
+def _error_class(run: Callable[[], object]) -> str | None:
+    """The condition ``run`` fails with (:func:`_caught`), None if it passes."""
+    return _caught(run)[0]
 
 
 def merge_by_source_only(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
@@ -237,27 +253,6 @@ def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         ],
         "data files left": sum(1 for p in Path(root).iterdir() if p.suffix == ".parquet"),
     }
-
-
-PYSPARK_EXCEPTIONS = ("AnalysisException", "IllegalArgumentException",
-                      "UnsupportedOperationException")  # fmt: skip
-
-
-def _caught(run: Callable[[], object]) -> tuple[str | None, tuple[str, ...]]:
-    """How a user's ``except`` sees what ``run`` raises: its condition (getCondition(), else the
-    Delta error class its message names) and which of PySpark's exception classes it is."""
-    try:
-        run()
-    except Exception as error:
-        condition = getattr(error, "getCondition", lambda: None)()
-        if condition in (None, "PYTHON_DATA_SOURCE_ERROR"):
-            # Spark gives every error a Python data source raises that one condition (Python
-            # cannot set another); the Delta error class is then the one the message names
-            found = re.search(r"\bDELTA_[A-Z_]+", str(error))
-            condition = found[0] if found else condition
-        names = {c.__name__ for c in type(error).__mro__}
-        return condition, tuple(n for n in PYSPARK_EXCEPTIONS if n in names)
-    return None, ()
 
 
 def error_catching(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
