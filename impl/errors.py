@@ -141,6 +141,15 @@ class UnsupportedLogStoreError(DeltaError):
     kind = "UNSUPPORTED_LOG_STORE"
 
 
+class StorageOutcomeUnknownError(LogAccessError, OSError):
+    """A write to an object store that ended without an answer (a timeout, a dropped
+    connection, a server error): the object may or may not have been written. An ``OSError``, so
+    the commit loop reads the version back before deciding (RETRY.ATTEMPT_VERSION)."""
+
+    error_class = "DELTA_STORAGE_OUTCOME_UNKNOWN"
+    kind = "STORAGE_OUTCOME_UNKNOWN"
+
+
 class MissingProtocolOrMetadataError(DeltaError):
     """A snapshot without protocol or metadata (SNAPSHOT.PROTOCOL_METADATA)."""
 

@@ -33,41 +33,25 @@ from .names import (
     LAST_CHECKPOINT,
     LOG_DIR,
     SIDECARS_DIR,
-    is_checkpoint_name,
     is_checksum_name,
     is_temp_name,
     leading_version,
     parse_commit_name,
 )
-from .store import LAST_CHECKPOINT_MAX_BYTES, FileInfo, LogStore
+from .store import (
+    LAST_CHECKPOINT_MAX_BYTES,
+    FileInfo,
+    LogStore,
+    check_data,
+    check_name,
+    check_overwritable,
+)
 
 __all__ = ["LocalLogStore"]
 
 _Listed = TypeVar("_Listed")
 _REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR})
 """Errnos of a write the file system refuses for good (:meth:`LocalLogStore._refused_writes`)."""
-
-
-def _check_name(name: str) -> list[str]:
-    """The components of a valid log file name; ValueError for anything else.
-
-    A valid name is one file name, or one subdirectory and a file name (``_sidecars/x.parquet``),
-    separated by ``/``; no component is empty, ``.`` or ``..``; no backslash or NUL; not a
-    temporary-file name (it could never be listed).
-    """
-    if not isinstance(name, str):
-        raise ValueError(f"a log file name is a str, not {name!r}")
-    parts = name.split("/")
-    if (
-        not 1 <= len(parts) <= 2
-        or any(part in ("", ".", "..") for part in parts)
-        or "\\" in name
-        or "\0" in name
-    ):
-        raise ValueError(f"not a file name relative to {LOG_DIR}/: {name!r}")
-    if is_temp_name(name):
-        raise ValueError(f"{name!r} is reserved for the store's temporary files")
-    return parts
 
 
 class LocalLogStore(LogStore):
@@ -124,7 +108,7 @@ class LocalLogStore(LogStore):
         return self._log_dir
 
     def _path(self, name: str) -> str:
-        parts = _check_name(name)
+        parts = check_name(name)
         self._check_dirs(parts)
         return os.path.join(self._log_dir, *parts)
 
@@ -222,7 +206,7 @@ class LocalLogStore(LogStore):
         return FileInfo(name, stat.st_size, stat.st_mtime_ns // 1_000_000)
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
-        if len(_check_name(subdir)) != 1:
+        if len(check_name(subdir)) != 1:
             raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
         self._check_dirs([subdir, ""])
         directory = os.path.join(self._log_dir, subdir)
@@ -292,7 +276,7 @@ class LocalLogStore(LogStore):
 
     @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY")
     def write_new(self, name: str, data: bytes) -> None:
-        _check_data(data)
+        check_data(data)
         final = self._path(name)
         directory = os.path.dirname(final)
         with self._refused_writes(name):
@@ -349,13 +333,9 @@ class LocalLogStore(LogStore):
             ) from None
 
     def write_overwrite(self, name: str, data: bytes) -> None:
+        check_overwritable(name)
         hint = name == LAST_CHECKPOINT
-        if not hint and not is_checkpoint_name(name):
-            raise ValueError(
-                f"only {LAST_CHECKPOINT} and checkpoint files may be overwritten, not {name!r} "
-                "(LOG.PUT_IF_ABSENT)"
-            )
-        _check_data(data)
+        check_data(data)
         final = self._path(name)
         with self._refused_writes(name):
             self._ensure_dir(self._log_dir)
@@ -417,8 +397,3 @@ class LocalLogStore(LogStore):
             return
         if self._durable:
             fsync_dir(parent)
-
-
-def _check_data(data: bytes) -> None:
-    if not isinstance(data, bytes | bytearray | memoryview):
-        raise TypeError(f"log file content is bytes, not {type(data).__name__}")

@@ -25,11 +25,16 @@ import io
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name, is_temp_name
+
 __all__ = [
     "LAST_CHECKPOINT_MAX_BYTES",
     "TEMP_FILE_SAFETY_MS",
     "FileInfo",
     "LogStore",
+    "check_data",
+    "check_name",
+    "check_overwritable",
 ]
 
 LAST_CHECKPOINT_MAX_BYTES = 1024 * 1024
@@ -153,3 +158,41 @@ class LogStore(abc.ABC):
         ``older_than_ms`` (ms since the epoch); returns their names. Stores without temporary
         files keep this default, which does nothing."""
         return []
+
+
+def check_name(name: str) -> list[str]:
+    """The components of a valid log file name; ValueError for anything else.
+
+    A valid name is one file name, or one subdirectory and a file name (``_sidecars/x.parquet``),
+    separated by ``/``; no component is empty, ``.`` or ``..``; no backslash or NUL; not a
+    temporary-file name (it could never be listed).
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"a log file name is a str, not {name!r}")
+    parts = name.split("/")
+    if (
+        not 1 <= len(parts) <= 2
+        or any(part in ("", ".", "..") for part in parts)
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise ValueError(f"not a file name relative to {LOG_DIR}/: {name!r}")
+    if is_temp_name(name):
+        raise ValueError(f"{name!r} is reserved for the store's temporary files")
+    return parts
+
+
+def check_data(data: bytes) -> None:
+    """TypeError unless ``data`` is bytes (a log file's content)."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"log file content is bytes, not {type(data).__name__}")
+
+
+def check_overwritable(name: str) -> None:
+    """ValueError unless ``name`` may be overwritten (:meth:`LogStore.write_overwrite`): only
+    ``_last_checkpoint`` and checkpoint files; a commit never is (LOG.PUT_IF_ABSENT)."""
+    if name != LAST_CHECKPOINT and not is_checkpoint_name(name):
+        raise ValueError(
+            f"only {LAST_CHECKPOINT} and checkpoint files may be overwritten, not {name!r} "
+            "(LOG.PUT_IF_ABSENT)"
+        )

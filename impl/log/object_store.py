@@ -1,0 +1,314 @@
+"""The log store on an object store (:class:`ObjectLogStore`): S3, Azure Blob / ADLS Gen2 and GCS
+keep the :class:`~deltaspec.impl.log.store.LogStore` contract through their conditional writes.
+
+LOG.PUT_IF_ABSENT is the store's create-only PUT: ``If-None-Match: *`` on S3 and on Azure,
+``ifGenerationMatch=0`` on GCS. The server decides which of several writers of one name wins and
+answers every other one ``412 Precondition Failed`` (or ``409``), which becomes
+:class:`VersionExistsError`. LOG.ATOMIC_VISIBILITY holds because an object appears whole when its
+PUT completes; LOG.LISTING because S3, Azure and GCS list with read-after-write consistency,
+sorted by key.
+
+The requests go through `obstore <https://developmentseed.org/obstore/>`_, the Python binding of
+the Rust ``object_store`` crate that delta-rs and delta-kernel-rs use: one well-kept client for
+the three clouds' signing, credentials, conditional PUT modes and listing, instead of three
+hand-written HTTP clients. It is the optional extra ``objectstore``.
+
+Two choices keep a commit that is in the log from being reported as failed:
+
+- A create-only PUT is sent **once** (no client retry). A retried PUT whose first attempt landed
+  would be answered 412 and look like a lost race, though the commit is ours. A PUT that fails
+  without an answer raises :class:`StorageOutcomeUnknownError`, an ``OSError``: the commit loop
+  reads the version back and recognises its own commit (RETRY.ATTEMPT_VERSION).
+- Every request has a time limit (connect and whole request), so nothing hangs on a silent server.
+
+A store **without** conditional writes (an S3-compatible server that ignores ``If-None-Match``, or
+an S3 bucket used as delta-spark's ``S3SingleDriverLogStore`` does) can only check for the name and
+then write it: two processes can both "create" one commit and the later PUT silently replaces the
+earlier one, a lost commit. Such a store is refused (:class:`UnsupportedLogStoreError`) unless the
+caller declares ``single_writer=True``: one process writes the table, and within it a lock orders
+the check and the write, which is exactly the single-driver guarantee and no more.
+
+This module never imports ``deltaspec.model``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import timedelta
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from deltaspec.rules import rule
+
+from ..errors import (
+    LogAccessError,
+    LogFileTooLargeError,
+    StorageOutcomeUnknownError,
+    UnsupportedLogStoreError,
+    VersionExistsError,
+)
+from .names import LAST_CHECKPOINT, LOG_DIR, leading_version, parse_commit_name
+from .store import (
+    LAST_CHECKPOINT_MAX_BYTES,
+    FileInfo,
+    LogStore,
+    check_data,
+    check_name,
+    check_overwritable,
+)
+
+__all__ = ["OBJECT_SCHEMES", "ObjectLogStore", "is_object_store_url"]
+
+OBJECT_SCHEMES = {
+    "s3": "s3",
+    "s3a": "s3",  # Hadoop's name for the same bucket and key
+    "az": "az",
+    "azure": "azure",
+    "abfs": "abfs",
+    "abfss": "abfss",
+    "adl": "adl",
+    "gs": "gs",
+    "memory": "memory",  # obstore's in-process store: the contract without a server
+}
+"""The URL schemes an :class:`ObjectLogStore` takes, and the scheme obstore is given for each."""
+
+REQUEST_TIMEOUT = timedelta(seconds=30)
+"""The longest one request may take, answer included: a silent server is an error, not a hang."""
+CONNECT_TIMEOUT = timedelta(seconds=5)
+
+_SINGLE_WRITER_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def is_object_store_url(table: str) -> bool:
+    """Whether ``table`` is a URL an :class:`ObjectLogStore` serves (``s3://b/t``, ``az://…``)."""
+    return urlsplit(table).scheme.lower() in OBJECT_SCHEMES
+
+
+def _obstore() -> ModuleType:
+    try:
+        import obstore
+    except ImportError:  # the optional extra is not installed
+        raise UnsupportedLogStoreError(
+            "tables on object stores need the optional extra 'objectstore' "
+            "(pip install 'deltaspec[objectstore]', which installs obstore)"
+        ) from None
+    return obstore
+
+
+def _single_writer_lock(table_url: str) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _SINGLE_WRITER_LOCKS.setdefault(table_url, threading.Lock())
+
+
+class ObjectLogStore(LogStore):
+    """A :class:`LogStore` on S3, Azure Blob / ADLS Gen2 or GCS, safe across processes and
+    machines when the store has conditional writes (the default, ``conditional_writes=True``).
+
+    ``table_url`` names the table root (``s3://bucket/path/to/table``, ``az://container/path``,
+    ``abfss://container@account.dfs.core.windows.net/path``, ``gs://bucket/path``); ``options``
+    are obstore's configuration keys for that store (``endpoint``, ``access_key_id``,
+    ``secret_access_key``, ``region``, ``account_name``, ``account_key``, ``allow_http``, …; the
+    same names delta-rs takes as storage options), or its environment variables where absent.
+
+    ``conditional_writes=False`` declares a store whose PUT cannot be made create-only; it is
+    refused unless ``single_writer=True`` (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        table_url: str,
+        options: Mapping[str, str] | None = None,
+        *,
+        conditional_writes: bool = True,
+        single_writer: bool = False,
+    ) -> None:
+        parts = urlsplit(table_url)
+        scheme = parts.scheme.lower()
+        if scheme not in OBJECT_SCHEMES:
+            raise ValueError(f"not an object store URL: {table_url!r}")
+        if not conditional_writes and not single_writer:
+            raise UnsupportedLogStoreError(
+                "a store without conditional writes has no put-if-absent: two writers of one "
+                "version can both succeed and the later write replaces the earlier commit "
+                "(LOG.PUT_IF_ABSENT). Use a store with conditional writes, or declare "
+                "single_writer=True when exactly one process writes this table",
+                table=table_url,
+            )
+        self._table_path = table_url.rstrip("/")
+        self._conditional = conditional_writes
+        self._single_writer = single_writer
+        obstore = _obstore()
+        url = OBJECT_SCHEMES[scheme] + self._table_path[len(scheme) :]
+        config = dict(options or {})
+        client: dict[str, Any] = {"timeout": REQUEST_TIMEOUT, "connect_timeout": CONNECT_TIMEOUT}
+        if config.pop("allow_http", "false").lower() == "true":
+            client["allow_http"] = True
+        build: Callable[..., Any] = obstore.store.from_url
+
+        def store(retries: int) -> Any:
+            retry = {"max_retries": retries, "retry_timeout": REQUEST_TIMEOUT}
+            if scheme == "memory":
+                return build(url)
+            return build(url, config=config, client_options=client, retry_config=retry)
+
+        try:
+            self._reads = store(3)
+            # a create-only PUT is sent once: a retry of one that landed would look like a loss
+            self._writes = self._reads if scheme == "memory" else store(0)
+        except (obstore.exceptions.BaseError, ValueError) as exc:
+            raise UnsupportedLogStoreError(
+                f"cannot open the object store: {exc}", table=table_url
+            ) from None
+        self._errors = obstore.exceptions
+        self._api = obstore
+
+    def __repr__(self) -> str:
+        return f"ObjectLogStore({self._table_path!r})"
+
+    @property
+    def table_path(self) -> str:
+        return self._table_path
+
+    @property
+    def conditional_writes(self) -> bool:
+        """Whether put-if-absent is the server's create-only PUT (else: single writer only)."""
+        return self._conditional
+
+    @staticmethod
+    def _key(name: str) -> str:
+        return "/".join([LOG_DIR, *check_name(name)])
+
+    @contextmanager
+    def _request(self, name: str, *, writing: bool = False) -> Iterator[None]:
+        """obstore's errors as the store contract's: absent is FileNotFoundError, refused
+        (permissions, credentials) LogAccessError; anything else on a write is an unknown
+        outcome (StorageOutcomeUnknownError, an OSError), on a read LogAccessError."""
+        errors = self._errors
+        table, version = self._table_path, leading_version(name)
+        try:
+            yield
+        except (errors.NotFoundError, FileNotFoundError):
+            raise FileNotFoundError(f"{self._table_path}/{LOG_DIR}/{name}") from None
+        except (errors.AlreadyExistsError, errors.PreconditionError):
+            raise self._exists_error(name) from None
+        except (errors.PermissionDeniedError, errors.UnauthenticatedError) as exc:
+            raise LogAccessError(
+                f"the object store refused: {exc}", table=table, version=version, file=name
+            ) from None
+        except errors.BaseError as exc:
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if writing:
+                raise StorageOutcomeUnknownError(
+                    f"the write may or may not have happened: {message}",
+                    table=table,
+                    version=version,
+                    file=name,
+                ) from None
+            raise LogAccessError(
+                f"the object store failed: {message}", table=table, version=version, file=name
+            ) from None
+
+    def _exists_error(self, name: str) -> VersionExistsError:
+        return VersionExistsError(
+            "File already exists",
+            table=self._table_path,
+            version=parse_commit_name(name),
+            file=name,
+        )
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(self, name: str) -> bytes:
+        key = self._key(name)
+        with self._request(name):
+            if name == LAST_CHECKPOINT:
+                size = self._api.head(self._reads, key)["size"]
+                if size > LAST_CHECKPOINT_MAX_BYTES:
+                    raise LogFileTooLargeError(
+                        f"{name} is {size} bytes, more than {LAST_CHECKPOINT_MAX_BYTES}",
+                        table=self._table_path,
+                        file=name,
+                    )
+            return bytes(self._api.get(self._reads, key).bytes())
+
+    def exists(self, name: str) -> bool:
+        return self.stat(name) is not None
+
+    def stat(self, name: str) -> FileInfo | None:
+        key = self._key(name)
+        try:
+            with self._request(name):
+                meta = self._api.head(self._reads, key)
+        except FileNotFoundError:
+            return None
+        return _info(name, meta)
+
+    def local_path(self, name: str) -> str | None:
+        return None
+
+    @rule("LOG.LISTING")
+    def list_from(self, start: str = "") -> list[FileInfo]:
+        prefix = LOG_DIR + "/"
+        # the server lists keys strictly after the offset: a proper prefix of ``start`` sorts
+        # before it, and what lies between is dropped below
+        offset = prefix + start[:-1] if start else None
+        return [
+            info
+            for info in self._listed(prefix, offset)
+            if "/" not in info.name and info.name >= start
+        ]
+
+    def list_dir(self, subdir: str) -> list[FileInfo]:
+        if len(check_name(subdir)) != 1:
+            raise ValueError(f"not a subdirectory of {LOG_DIR}/: {subdir!r}")
+        return [
+            FileInfo(f"{subdir}/{info.name}", info.size, info.modification_time)
+            for info in self._listed(f"{LOG_DIR}/{subdir}/", None)
+            if "/" not in info.name
+        ]
+
+    def _listed(self, prefix: str, offset: str | None) -> list[FileInfo]:
+        with self._request(prefix.rstrip("/")):
+            listing = self._api.list(self._reads, prefix=prefix, offset=offset, chunk_size=1000)
+            metas = [meta for batch in listing for meta in batch]
+        infos = [_info(meta["path"][len(prefix) :], meta) for meta in metas]
+        infos.sort(key=lambda info: info.name)
+        return infos
+
+    # --- writing -----------------------------------------------------------------------------
+
+    @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY")
+    def write_new(self, name: str, data: bytes) -> None:
+        check_data(data)
+        key = self._key(name)
+        if self._conditional:
+            with self._request(name, writing=True):
+                self._api.put(self._writes, key, bytes(data), mode="create")
+            return
+        with _single_writer_lock(self._table_path):  # the single-driver guarantee, no more
+            if self.exists(name):
+                raise self._exists_error(name)
+            with self._request(name, writing=True):
+                self._api.put(self._writes, key, bytes(data), mode="overwrite")
+
+    def write_overwrite(self, name: str, data: bytes) -> None:
+        check_overwritable(name)
+        check_data(data)
+        with self._request(name, writing=True):
+            self._api.put(self._reads, self._key(name), bytes(data), mode="overwrite")
+
+    def delete(self, name: str) -> None:
+        try:
+            with self._request(name, writing=True):
+                self._api.delete(self._reads, self._key(name))
+        except FileNotFoundError:
+            return
+
+
+def _info(name: str, meta: Mapping[str, Any]) -> FileInfo:
+    modified = meta["last_modified"]
+    return FileInfo(name, int(meta["size"]), int(modified.timestamp() * 1000))
