@@ -57,6 +57,9 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/adapters/model.py",
         "deltaspec/conformance/bridge/examples/deltaspark_bridge.py",
         "deltaspec/conformance/bridge/examples/deltars_read_table.py",
+        "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",
+        "deltaspec/conformance/bridge/examples/java/pom.xml",
+        "deltaspec/conformance/bridge/examples/java/build.sh",
         "deltaspec/spec/scenario.schema.json",
         "deltaspec/spec/data/conflict_matrix.json",
         "deltaspec/spec/conflicts.md",
@@ -69,6 +72,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
     with tarfile.open(sdist) as tar:
         in_sdist = tar.getnames()
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/deltaspark_bridge.py" in in_sdist
+    assert f"{sdist.name[:-7]}/conformance/bridge/examples/java/DeltaKernelBridge.java" in in_sdist
     assert f"{sdist.name[:-7]}/LICENSE" in in_sdist
 
     site = tmp_path / "site"
