@@ -57,6 +57,8 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/adapters/model.py",
         "deltaspec/conformance/bridge/examples/deltaspark_bridge.py",
         "deltaspec/conformance/bridge/examples/deltars_read_table.py",
+        "deltaspec/conformance/bridge/examples/polars_read_table.py",
+        "deltaspec/conformance/reports/deltars.json",
         "deltaspec/spec/scenario.schema.json",
         "deltaspec/spec/data/conflict_matrix.json",
         "deltaspec/spec/conflicts.md",
