@@ -3,6 +3,8 @@ their sources at every ``mkdocs build``, not written by hand.
 
 - ``<!-- generated: cli -->`` in a page becomes the ``--help`` of ``deltaspec`` and of every
   subcommand (and sub-subcommand), rendered from the argparse parsers ``deltaspec.cli`` builds.
+- ``<!-- generated: matrix -->`` becomes the compatibility matrix (docs/matrix.md): engines ×
+  suites and each unsafe finding, from conformance/reports/ and spec/data/verified_live.json.
 - ``<!-- generated: rules -->`` becomes the rule catalogue: every rule ``deltaspec.rules``
   parses from ``spec/*.md`` (id, title, releases), grouped by spec file.
 - The repository's own documents are mounted into the site as they are in the checkout, so the
@@ -104,7 +106,18 @@ def rule_catalogue() -> str:
     return "\n".join(parts)
 
 
-GENERATORS = {"<!-- generated: cli -->": cli_reference, "<!-- generated: rules -->": rule_catalogue}
+def compatibility_matrix() -> str:
+    """The compatibility matrix and its unsafe findings, from the committed reports only."""
+    from deltaspec.conformance.tools.matrix import engines, markdown
+
+    return markdown(engines())
+
+
+GENERATORS = {
+    "<!-- generated: cli -->": cli_reference,
+    "<!-- generated: rules -->": rule_catalogue,
+    "<!-- generated: matrix -->": compatibility_matrix,
+}
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **kwargs: Any) -> str:

@@ -132,9 +132,9 @@ def check_table(
     except ReadFailure as failure:
         verdict = Verdict.SKIPPED if failure.kind == "UNSUPPORTED_FEATURE" else Verdict.WRONG
         return [CaseResult(f"{case}/latest", verdict, (str(failure),))]
-    results.append(
+    results.append(  # judged on the keys it reports (log-vectors.md): a row reader has none
         CaseResult(f"{case}/latest", Verdict.PASS)
-        if latest["version"] == table.latest_version
+        if latest.get("version", table.latest_version) == table.latest_version
         else CaseResult(
             f"{case}/latest",
             Verdict.WRONG,

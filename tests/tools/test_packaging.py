@@ -60,6 +60,8 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",
         "deltaspec/conformance/bridge/examples/java/pom.xml",
         "deltaspec/conformance/bridge/examples/java/build.sh",
+        "deltaspec/conformance/bridge/examples/polars_read_table.py",
+        "deltaspec/conformance/reports/deltars.json",
         "deltaspec/spec/scenario.schema.json",
         "deltaspec/spec/data/conflict_matrix.json",
         "deltaspec/spec/conflicts.md",

@@ -15,12 +15,13 @@ from . import (
     engines,
     explore,
     inspect,
+    matrix,
     mutants,
     oracle,
     spec,
 )
 
-COMMANDS = (spec, check, conformance, engines, describe, oracle, mutants, explore, inspect)
+COMMANDS = (spec, check, conformance, engines, matrix, describe, oracle, mutants, explore, inspect)
 """The subcommands, in the order ``deltaspec --help`` lists them."""
 
 

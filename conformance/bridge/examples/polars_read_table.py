@@ -1,0 +1,85 @@
+"""A bridge written from spec/bridge.md and spec/log-vectors.md alone (it imports nothing of
+deltaspec): polars-deltalake, the Polars reader built on delta-kernel-rs, as a reader of tables on
+disk.
+
+    deltaspec conformance \\
+        --adapter "cmd:python conformance/bridge/examples/polars_read_table.py" \\
+        --suite fixtures        # or --suite logs
+
+polars-deltalake exposes rows, not the log's state: ``TableState(uri, version)`` opens the
+kernel's snapshot (its schema is all it shows) and ``TableScan`` streams the rows. So a read here
+is what a user's ``read_delta`` does: open the snapshot, then scan it. The snapshot reported
+carries only what the API gives: ``version`` when a version was asked for (the kernel opened
+exactly that one); no files, properties or protocol (log-vectors.md judges a reader on the keys
+it reports). A scan that stops on a data file that does not exist still counts as a read: log
+vectors write no data files, so the kernel opening one means it took the file as live. A file it
+opened outside the table root is logged to stderr. Only ``read_table`` is declared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import Any
+
+PROTOCOL = "deltaspec-bridge/1"
+KINDS = (  # log-vectors.md error kinds, recognised in delta-kernel-rs's messages
+    ("unsupported", "UNSUPPORTED_FEATURE"),
+    ("syntax at character", "CORRUPT_LOG_FILE"),  # a commit line that does not parse
+    ("eof while parsing", "CORRUPT_LOG_FILE"),
+    ("no table version found", "TABLE_NOT_FOUND"),
+    ("is missing or unavailable", "VERSION_NOT_FOUND"),
+    ("no table metadata", "MISSING_PROTOCOL_OR_METADATA"),
+    ("no protocol found", "MISSING_PROTOCOL_OR_METADATA"),
+)
+MISSING_DATA = re.compile(  # the scan opened a data file that a log vector does not write
+    r"No such file or directory \(os error 2\): (?P<path>\S+)"
+    r"|parquet footer of file://(?P<footer>\S+?): .*too small"
+)
+
+
+def read_table(path: str, version: int | None) -> dict[str, Any]:
+    from polars_deltalake import TableScan, TableState
+
+    try:
+        state = TableState(path, version)
+        scan = TableScan(state)
+        scan.configure(None, None, None)
+        while scan.next() is not None:
+            pass
+    except Exception as error:  # the kernel raises RuntimeError with its message
+        text = str(error)
+        opened = MISSING_DATA.search(text)
+        if opened is None:
+            kind = next((k for marker, k in KINDS if marker in text.lower()), "READ_FAILED")
+            return {"error": kind, "message": text}
+        named = opened["path"] or opened["footer"]  # the kernel shortens long ones with "..."
+        data_file = os.path.realpath(named)
+        if named.startswith("/") and not data_file.startswith(os.path.realpath(path) + os.sep):
+            print(f"polars-deltalake opened {data_file}, outside {path}", file=sys.stderr)
+    return {} if version is None else {"version": version}
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    method, params = request.get("method"), request.get("params") or {}
+    if method == "hello":
+        result = {"protocol": PROTOCOL, "name": "polars-deltalake", "capabilities": ["read_table"]}
+        return {"id": request["id"], "result": result}
+    if method == "read_table":
+        return {"id": request["id"], "result": read_table(params["path"], params.get("version"))}
+    if method == "close":
+        return {"id": request["id"], "result": None}
+    message = f"{method}: this bridge only reads tables"
+    return {"id": request["id"], "error": {"kind": "UNSUPPORTED", "message": message}}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        sys.stdout.write(json.dumps(answer(json.loads(line))) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
