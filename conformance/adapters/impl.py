@@ -33,6 +33,7 @@ from deltaspec.impl.log.names import (
     log_file_version,
     parse_commit_name,
 )
+from deltaspec.impl.log.store import LogStore
 from deltaspec.impl.retention.vacuum import vacuum
 from deltaspec.impl.snapshot import time_travel
 from deltaspec.impl.snapshot.delta_log import DeltaLog
@@ -252,10 +253,10 @@ class ImplAdapter:
         Capability.CHECKSUMS,
     }
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, store: LogStore | None = None) -> None:
         self.root = root
         self.now = 0
-        self.store = LocalLogStore(root)
+        self.store = store if store is not None else LocalLogStore(root)
         self.faulty = FaultyLogStore(self.store, FaultPlan(writes_to=_is_commit_name))
         self.log = DeltaLog(str(root), store=self.faulty, clock=self.clock)
         self.release = Profile.parse(CURRENT)
@@ -353,10 +354,10 @@ class ImplAdapter:
 
     def clean_up_log(self, version: int, now: int) -> None:
         self.now = now
-        delete_log_below(self.root, version)
+        delete_log_below(self.store, version)
 
     def checksum(self, version: int) -> Json | None:
-        return read_checksum_file(self.root, version)
+        return read_checksum_file(self.store, version)
 
     def checkpoint_in_parts(self, version: int, now: int, parts: int) -> None:
         """A multi-part checkpoint of ``version`` (classic where the table forbids parts)."""
@@ -407,7 +408,19 @@ class ImplAdapter:
         self.txns.clear()
 
 
-def verify_stored_log(store: LocalLogStore, log: DeltaLog) -> list[str]:
+class ObjectStoreImplAdapter(ImplAdapter):
+    """The impl with its log on an object store (``deltaspec check --store``), data files on
+    disk under ``root``. The server, not the step's clock, times every log file, so this adapter
+    is on the wall clock for what depends on file times (the model's clock is the step's): log
+    cleanup by retention is off for its tables, and time travel by timestamp and VACUUM (which
+    needs a listing of the table's data files on the store) are not compared."""
+
+    wall_clock = True
+    version_at = None  # type: ignore[assignment]
+    vacuum = None  # type: ignore[assignment]
+
+
+def verify_stored_log(store: LogStore, log: DeltaLog) -> list[str]:
     """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
     (what the snapshot holds is compared with the model separately)."""
     names = [info.name for info in store.list_from()]

@@ -25,9 +25,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .stages import StageResult
+
+if TYPE_CHECKING:
+    from ..servers.serving import ObjectStoreServer
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -43,9 +46,14 @@ class ServiceMismatch(AssertionError):
 
 @dataclass
 class Table:
-    """A scenario's table on disk and what was written into it."""
+    """A scenario's table on disk and what was written into it; with ``server``, its log is
+    then copied to a table on that object-store server, where the checks run (the data files
+    and the log's local copy stay on disk for the model)."""
 
     root: Path
+    server: ObjectStoreServer | None = None
+    url: str | None = None
+    """The table's root on the server (``server`` given), else None."""
     times: list[int] = field(default_factory=list)
     """Each commit file's modification time, by version."""
     checkpoints: list[int] = field(default_factory=list)
@@ -58,6 +66,31 @@ class Table:
     @property
     def log_dir(self) -> Path:
         return self.root / "_delta_log"
+
+    @property
+    def uri(self) -> str:
+        """The table root as the URIs in its actions name it."""
+        return self.url if self.url is not None else self.root.as_uri()
+
+    def log(self, clock: Callable[[], int] | None = None) -> Any:
+        """A fresh ``DeltaLog`` of the table where the checks run (disk, or the server)."""
+        from deltaspec.impl.snapshot.delta_log import DeltaLog
+
+        if self.server is None:
+            return DeltaLog(str(self.root), clock=clock)
+        return DeltaLog(self.uri, clock=clock, storage_options=self.server.options)
+
+    @property
+    def store(self) -> Any:
+        """The log store of the table where the checks run."""
+        return self.log().store
+
+    def touch_log_file(self, name: str, ms: int) -> None:
+        """Time a log file, where the store lets the caller choose (an object store times
+        every object itself)."""
+        local = self.store.local_path(name)
+        if local is not None:
+            _touch(Path(local), ms)
 
 
 def _touch(path: Path, ms: int) -> None:
@@ -114,7 +147,7 @@ def _deletion_vector(table: Table, name: str, version: int, moment: int) -> None
         return
     dv_name = f"deletion_vector_{version:03d}.bin"
     _data_file(table, dv_name, moment)
-    table.dvs[name] = {"storageType": "p", "pathOrInlineDv": (table.root / dv_name).as_uri(),
+    table.dvs[name] = {"storageType": "p", "pathOrInlineDv": f"{table.uri}/{dv_name}",
                        "offset": 1, "sizeInBytes": 3, "cardinality": 1}  # fmt: skip
 
 
@@ -164,12 +197,14 @@ def _commit(table: Table, rng: random.Random, version: int, live: list[str]) -> 
     table.times.append(moment)
 
 
-def build_table(root: Path, seed: int) -> Table:
+def build_table(root: Path, seed: int, server: ObjectStoreServer | None = None) -> Table:
     """Scenario ``seed``: 6 to 14 commits, one to three checkpoint versions (not yet written),
-    data files, two orphans and hidden files."""
+    data files, two orphans and hidden files; with ``server``, the commits are then copied in
+    order to a table there, and the times are the server's."""
     rng = random.Random(seed)
     count = rng.randint(6, 14)
-    table = Table(root, configuration=_configuration(rng))
+    url = server.table_url(root.name) if server is not None else None
+    table = Table(root, server, url, configuration=_configuration(rng))
     table.checkpoints = sorted(rng.sample(range(2, count), rng.randint(1, 3)))
     table.log_dir.mkdir(parents=True)
     live: list[str] = []
@@ -179,7 +214,21 @@ def build_table(root: Path, seed: int) -> Table:
         _data_file(table, f"orphan-{k}.parquet", rng.choice(table.times))
     _data_file(table, "_hidden/kept.parquet", MIDNIGHT)
     _data_file(table, ".kept.parquet", MIDNIGHT)
+    if server is not None:
+        _copy_log_to_server(table)
     return table
+
+
+def _copy_log_to_server(table: Table) -> None:
+    """Write the commits to the server in version order; the file times the checks use from
+    then on are the server's (whole seconds, many equal: ties the spec's adjustment breaks)."""
+    store = table.store
+    for version in range(len(table.times)):
+        name = f"{version:020d}.json"
+        store.write_new(name, (table.log_dir / name).read_bytes())
+    table.times = [
+        info.modification_time for info in store.list_from() if info.name.endswith(".json")
+    ]
 
 
 # --- the model's view of the same files ----------------------------------------------------------
@@ -260,14 +309,13 @@ def check_retention(table: Table) -> int:
     """RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS at every probe: the
     impl's snapshot as of ``now`` and its checkpoint rows against the model's checkpoint."""
     from deltaspec.impl.checkpoint.contents import checkpoint_table
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
     latest = len(table.times) - 1
     model = model_snapshot(table, latest)
     probes = _retention_probes(table)
     for now in probes:
         want = model_kept(model, now)
-        snapshot = DeltaLog(str(table.root), clock=_fixed(now)).snapshot()
+        snapshot = table.log(clock=_fixed(now)).snapshot()
         got_tombstones = {path for path, _ in snapshot.tombstones}
         _agree(f"tombstones at now={now}", _sorted(got_tombstones), _sorted(want["remove"]))
         _agree(f"app ids at now={now}", _sorted(set(snapshot.app_transactions)),
@@ -298,10 +346,9 @@ def expected_version_at(times: list[int], timestamp: int) -> int | str:
 
 def check_time_travel(table: Table) -> int:
     from deltaspec.impl.errors import DeltaError
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.impl.snapshot.time_travel import version_at
 
-    log = DeltaLog(str(table.root))
+    log = table.log()
     probes = sorted({t + d for t in _adjusted(table.times) for d in (-1, 0, 1)})
     for timestamp in probes:
         got: int | str
@@ -388,8 +435,11 @@ def _interrupt() -> None:
 
 
 def _hint(table: Table) -> dict[str, Any] | None:
-    path = table.log_dir / "_last_checkpoint"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    try:
+        hint: dict[str, Any] = json.loads(table.store.read("_last_checkpoint"))
+    except FileNotFoundError:
+        return None
+    return hint
 
 
 def _interrupted_write(table: Table, log: Any, version: int, parts: int, now: int) -> None:
@@ -430,13 +480,20 @@ def _check_files(table: Table, version: int, parts: int | None) -> None:
     CHECKPOINT.LAST_CHECKPOINT) — else a reader would not take the checkpoint as complete."""
     from deltaspec.model.checkpoint import checkpoint_file_names
 
-    files = sorted(table.log_dir.glob(f"{version:020d}.checkpoint*.parquet"))
+    files = _checkpoint_files(table, version)
     _agree(f"checkpoint {version} files", [f.name for f in files],
            list(checkpoint_file_names(version, parts)))  # fmt: skip
-    _agree(f"checkpoint {version} empty files", [f.name for f in files if not f.stat().st_size],
+    _agree(f"checkpoint {version} empty files", [f.name for f in files if not f.size],
            [])  # fmt: skip
     want_parts = parts if parts is not None and parts > 1 else None
     _agree(f"_last_checkpoint {version} parts", (_hint(table) or {}).get("parts"), want_parts)
+
+
+def _checkpoint_files(table: Table, version: int) -> list[Any]:
+    """The Parquet checkpoint files of ``version`` in the log, listed by its store."""
+    prefix = f"{version:020d}.checkpoint"
+    listed = table.store.list_from(prefix)
+    return [f for f in listed if f.name.startswith(prefix) and f.name.endswith(".parquet")]
 
 
 def write_checkpoints(table: Table, rng: random.Random) -> int:
@@ -448,16 +505,15 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
     import pyarrow.parquet as pq
 
     from deltaspec.impl.checkpoint.write import write_checkpoint
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-    log = DeltaLog(str(table.root))
+    log = table.log()
     for version in table.checkpoints:
         now = table.times[version]
         parts = rng.choice([None, 2, 3])
         if parts is not None:
             _interrupted_write(table, log, version, parts, now)
         result = write_checkpoint(log, log.snapshot(version), parts=parts, now_ms=now)
-        rows = pa.concat_tables([pq.read_table(table.log_dir / n) for n in result.files],
+        rows = pa.concat_tables([pq.read_table(log.store.open_file(n)) for n in result.files],
                                 promote_options="default")  # fmt: skip
         want = model_kept(model_snapshot(table, version), now)
         got = _arrow_kept(rows)
@@ -466,7 +522,7 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
         _check_hint(table, version, rows, want)
         _check_files(table, version, parts)
         for name in result.files:
-            _touch(table.log_dir / name, 1000)
+            table.touch_log_file(name, 1000)
     return len(table.checkpoints)
 
 
@@ -478,9 +534,9 @@ def _tear_earlier_checkpoints(table: Table) -> list[int]:
     if len(table.times) % 2:
         return earlier
     for version in earlier:
-        first = sorted(table.log_dir.glob(f"{version:020d}.checkpoint*.parquet"))[0]
-        first.write_bytes(b"PAR1\0\0\0\0PAR1")
-        _touch(first, 1000)
+        first = _checkpoint_files(table, version)[0].name
+        table.store.write_overwrite(first, b"PAR1\0\0\0\0PAR1")
+        table.touch_log_file(first, 1000)
     return []
 
 
@@ -489,7 +545,6 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
     state and the kept versions still read."""
     from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
     from deltaspec.model.checkpoint import expired_log_versions, interval_ms
 
     latest_checkpoint = table.checkpoints[-1]
@@ -498,13 +553,13 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
     model = model_snapshot(table, len(table.times) - 1)
     whole = _tear_earlier_checkpoints(table)
-    log = DeltaLog(str(table.root))
+    log = table.log()
     latest = log.snapshot()
     deleted = cleanup_expired_logs(log, latest_checkpoint, now, latest.metadata, latest.protocol)
     got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
     want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole)
     _agree(f"commits cleaned up at now={now}", got, list(want))
-    after = DeltaLog(str(table.root)).snapshot()
+    after = table.log().snapshot()
     _agree("live files after cleanup", sorted(p for p, _ in after.files),
            sorted(model.live_paths()))  # fmt: skip
     return 2
@@ -518,14 +573,21 @@ CHECKS: tuple[tuple[str, Callable[[Table, random.Random], int]], ...] = (
     ("cleanup", check_cleanup),
 )
 """In this order: VACUUM before cleanup (it reads the commits cleanup deletes)."""
+NOT_ON_SERVERS = frozenset({"vacuum"})
+"""What does not run on an object store: VACUUM lists the table's data files on disk only."""
 
 
-def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
-    """Build scenario ``seed`` under ``workdir`` and run every check; raises ServiceMismatch."""
-    table = build_table(workdir / f"table-{seed}", seed)
+def run_scenario(
+    seed: int, workdir: Path, server: ObjectStoreServer | None = None
+) -> dict[str, int]:
+    """Build scenario ``seed`` under ``workdir`` (its log on ``server`` where given) and run
+    every check (but VACUUM on a server); raises ServiceMismatch."""
+    table = build_table(workdir / f"table-{seed}", seed, server)
     rng = random.Random(seed + 1)
     counts: dict[str, int] = {}
     for name, check in CHECKS:
+        if server is not None and name in NOT_ON_SERVERS:
+            continue
         try:
             counts[name] = check(table, rng)
         except ServiceMismatch as mismatch:
@@ -533,20 +595,24 @@ def run_scenario(seed: int, workdir: Path) -> dict[str, int]:
     return counts
 
 
-def run_services(scenarios: int = SCENARIOS) -> StageResult:
+def run_services(
+    scenarios: int = SCENARIOS, server: ObjectStoreServer | None = None
+) -> StageResult:
     """The one-off probes, then every scenario; the first disagreement fails the stage."""
     from .service_probes import ProbeMismatch, run_probes
 
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}
     try:
-        totals["probe"] = run_probes(workdir)  # first: 40 ms, where the scenarios take 7 s
+        if server is None:
+            totals["probe"] = run_probes(workdir)  # first: 40 ms, where the scenarios take 7 s
         for seed in range(scenarios):
-            for name, count in run_scenario(seed, workdir).items():
+            for name, count in run_scenario(seed, workdir, server).items():
                 totals[name] = totals.get(name, 0) + count
     except (ServiceMismatch, ProbeMismatch) as mismatch:
         return StageResult(False, str(mismatch)[:500], {"mismatch": str(mismatch)})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     checks = ", ".join(f"{count} {name}" for name, count in totals.items())
-    return StageResult(True, f"{scenarios} tables: {checks} checks", {"checks": totals})
+    where = "" if server is None else f" with the log on {server.kind} (no VACUUM: data on disk)"
+    return StageResult(True, f"{scenarios} tables{where}: {checks} checks", {"checks": totals})

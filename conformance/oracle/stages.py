@@ -22,7 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..servers.serving import ObjectStoreServer
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,9 @@ class StageOptions:
     rule: str | None = None
     """Only the scenario and log vectors citing this rule (as ``-k RULE`` selects them; the
     fixture tables cite none): a mutant's run tries those first."""
+    server: ObjectStoreServer | None = None
+    """The object-store server the race, services and machine stages run the log on
+    (``deltaspec check --store s3|azure``); None: local files."""
 
 
 @dataclass(frozen=True)
@@ -121,28 +127,53 @@ def _race(options: StageOptions) -> StageResult:
     from .machine import race_put_if_absent
 
     rounds = 200
+    if options.server is not None:
+        return _object_store_race(options.server, rounds)
     won = race_put_if_absent(LocalLogStore, rounds=rounds)
     return StageResult(won == rounds, f"{won}/{rounds} races had exactly one winner")
+
+
+def _object_store_race(server: ObjectStoreServer, rounds: int) -> StageResult:
+    """On the server: the thread race, then processes racing with the conditional store (no
+    commit may be lost) and with the single-writer store (the loss it is refused for, shown)."""
+    from .machine import race_put_if_absent
+    from .store_race import race_processes
+
+    won = race_put_if_absent(server.log_store, rounds=rounds)
+    conditional = race_processes(server.table_url("race"), server.options)
+    unsafe = race_processes(server.table_url("race"), server.options, conditional_writes=False)
+    passed = won == rounds and conditional.many_winners == 0 and conditional.lost == 0
+    summary = (
+        f"{server.kind}: {won}/{rounds} thread races had exactly one winner; "
+        f"{conditional.line('conditional store')}; {unsafe.line('single-writer store')}"
+    )
+    report = {"threads": won, "conditional": vars(conditional), "single_writer": vars(unsafe)}
+    return StageResult(passed, summary, report)
 
 
 def _services(options: StageOptions) -> StageResult:
     from .services import run_services
 
-    return run_services()
+    return run_services(server=options.server)
 
 
 def _machine(options: StageOptions) -> StageResult:
-    from ..adapters.impl import ImplAdapter
+    from ..adapters.impl import ImplAdapter, ObjectStoreImplAdapter
     from .differential import Divergence
     from .machine import ORACLE_PROFILES, run_oracle
 
     profile = ORACLE_PROFILES["ci"]
     profile = profile if options.shrink else replace(profile, shrink=False)
+    server = options.server
+    factory: Callable[[Path], ImplAdapter] = ImplAdapter
+    if server is not None:
+        factory = lambda root: ObjectStoreImplAdapter(root, server.log_store(root))  # noqa: E731
     try:
-        oracle = run_oracle([ImplAdapter], profile, regressions=options.regressions)
+        oracle = run_oracle([factory], profile, regressions=options.regressions)
     except Divergence as divergence:
         return StageResult(False, divergence.message, {"divergence": divergence.message})
-    return StageResult(True, f"{oracle.steps} steps, model vs impl", {"steps": oracle.steps})
+    where = "" if server is None else f", the impl's log on {server.kind}"
+    return StageResult(True, f"{oracle.steps} steps, model vs impl{where}", {"steps": oracle.steps})
 
 
 def _spark(options: StageOptions) -> StageResult:

@@ -7,6 +7,9 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+
+from deltaspec.impl.log.object_store import ObjectLogStore
 
 from .azurite import CONTAINER, azurite_server
 from .moto_s3 import BUCKET, s3_server
@@ -30,6 +33,11 @@ class ObjectStoreServer:
     def table_url(self, name: str = "") -> str:
         """A fresh table root on the server (``name`` plus a random suffix)."""
         return f"{self.base_url}/{name or 'table'}-{uuid.uuid4().hex[:12]}"
+
+    def log_store(self, root: Path | None = None) -> ObjectLogStore:
+        """The log store of a fresh table on the server, named after ``root`` where given (for
+        callers that make a local directory per table: the data files stay there)."""
+        return ObjectLogStore(self.table_url(root.name if root else ""), self.options)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -34,9 +34,9 @@ from ..actions import Action
 from ..errors import DeltaError, InvalidArgumentError, VersionNotFoundError
 from ..log import last_checkpoint
 from ..log.listing import CheckpointFiles, LogListing, list_log, listing_for
-from ..log.local_store import LocalLogStore
 from ..log.names import commit_name, parse_commit_name
 from ..log.store import LogStore
+from ..log.stores import log_store_for
 from ..replay import checkpoint_reader
 from ..replay.checkpoint_reader import UnusableCheckpoint
 from ..replay.commits import (
@@ -81,9 +81,10 @@ def wall_clock_ms() -> int:
 class DeltaLog:
     """The log of one table: listing, commits, snapshots (CHECKPOINT.READ, SNAPSHOT.*).
 
-    ``store`` defaults to a :class:`LocalLogStore` on ``table_root``; ``clock`` (milliseconds)
-    decides which tombstones and application transactions have expired in the snapshots it
-    builds.
+    ``store`` defaults to the store of ``table_root``
+    (:func:`~deltaspec.impl.log.stores.log_store_for`: a local directory, or an object-store URL
+    configured by ``storage_options``); ``clock`` (milliseconds) decides which tombstones and
+    application transactions have expired in the snapshots it builds.
 
     Every :meth:`snapshot` lists the log afresh and replays from the newest usable checkpoint, so
     it sees every commit that landed before it started, from any writer, and builds the same
@@ -104,12 +105,15 @@ class DeltaLog:
         clock: Callable[[], int] | None = None,
         *,
         cache: bool = True,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
         if store is None and (not isinstance(table_root, str | os.PathLike) or not str(table_root)):
             raise InvalidArgumentError(
                 f"a table root is a non-empty path (str or os.PathLike), not {table_root!r:.80}"
             )
-        self.store: LogStore = store if store is not None else LocalLogStore(table_root)
+        if store is None:
+            store = log_store_for(table_root, storage_options)
+        self.store: LogStore = store
         self.clock: Callable[[], int] = clock if clock is not None else wall_clock_ms
         self.cache = cache
         self._cache = LogCache()

@@ -20,6 +20,7 @@ import posixpath
 import re
 import uuid
 from typing import BinaryIO
+from urllib.parse import urlsplit
 
 from deltaspec.rules import rule
 
@@ -75,7 +76,9 @@ def resolve_data_path(table_root: str, path: str) -> str:
     absolute path is also compared with the root's real path (the root itself may be a link).
     """
     scheme = _URI_SCHEME.match(path)
-    if scheme is not None:
+    if scheme is not None and _object_store_root(table_root):
+        path = _inside_object_store_root(table_root, path)
+    elif scheme is not None:
         if scheme[0].lower() != "file:":
             raise ValueError(f"a {scheme[0]} URI names a file outside the table")
         rest = path[scheme.end() :]
@@ -92,6 +95,8 @@ def resolve_data_path(table_root: str, path: str) -> str:
         raise ValueError("an empty path")
     if "\0" in decoded:
         raise ValueError("a NUL character in the path")
+    if decoded.startswith("/") and _object_store_root(table_root):
+        raise ValueError("a local absolute path is outside a table on an object store")
     if decoded.startswith("/"):
         target = posixpath.normpath(decoded)
         for root in {posixpath.normpath(table_root), os.path.realpath(table_root)}:
@@ -107,6 +112,28 @@ def resolve_data_path(table_root: str, path: str) -> str:
     if relative in ("", ".") or relative.split("/", 1)[0] == "_delta_log":
         raise ValueError("a path into _delta_log or the table root itself")
     return relative
+
+
+_SAME_STORE = {"s3a": "s3", "abfs": "abfss"}
+"""URI schemes that name the same objects as another (Hadoop's ``s3a`` is S3)."""
+
+
+def _object_store_root(table_root: str) -> bool:
+    scheme = _URI_SCHEME.match(table_root)
+    return scheme is not None and scheme[0].lower() != "file:"
+
+
+def _inside_object_store_root(table_root: str, uri: str) -> str:
+    """The part of the absolute ``uri`` below the object-store table root, still encoded; a URI
+    of another store, bucket or container, or beside the root's path, is outside the table."""
+    root, target = urlsplit(table_root), urlsplit(uri)
+    schemes = (_SAME_STORE.get(s.lower(), s.lower()) for s in (root.scheme, target.scheme))
+    if len(set(schemes)) != 1 or root.netloc != target.netloc:
+        raise ValueError(f"a {target.scheme}: URI of another store or bucket is outside the table")
+    prefix = root.path.rstrip("/") + "/"
+    if not target.path.startswith(prefix) or target.query or target.fragment:
+        raise ValueError(f"a {target.scheme}: URI outside the table root")
+    return target.path[len(prefix) :]
 
 
 def data_file(table_root: str, relative: str, *, version: int | None = None) -> str:

@@ -16,6 +16,8 @@ from typing import Any
 from .corpus_args import add_corpus_arguments
 
 STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
+STORES = ("local", "s3", "azure")
+"""``local`` and the object stores of conformance/servers/serving.py (a test keeps them equal)."""
 """As in conformance/oracle/stages.py (a test keeps them equal); named here so that building the
 parser imports nothing heavy."""
 
@@ -31,6 +33,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="skip the state machine and the Spark differential")  # fmt: skip
     parser.add_argument("--stage", action="append", choices=STAGE_NAMES,
                         help="run only these stages (repeatable; default all)")  # fmt: skip
+    parser.add_argument("--store", choices=STORES, default="local",
+                        help="where the race, services and machine stages keep the log: local "
+                        "files (default), or an S3 (moto) or Azure Blob (Azurite) server this "
+                        "command starts on loopback and stops")  # fmt: skip
     parser.add_argument("--regressions", type=Path, metavar="DIR",
                         help="where a state-machine divergence is written as a vector")  # fmt: skip
     parser.add_argument("--report", type=Path, default=Path("deltaspec-check.json"),
@@ -42,32 +48,47 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     from deltaspec.conformance.oracle.stages import StageOptions, chosen, run_stage
 
     started = time.perf_counter()
-    options = StageOptions(args.scenarios, args.fixtures, args.regressions)
     stages: list[dict[str, Any]] = []
     reports: dict[str, Any] = {}
-    for stage in chosen(args.stage, quick=args.quick):
-        print(f"== {stage.name}: {stage.about}", flush=True)
-        result = run_stage(stage, options)
-        verdict = "SKIPPED" if result.skipped else "PASS" if result.passed else "FAIL"
-        print(f"{stage.name}: {verdict} in {result.seconds:.1f} s; {result.summary}", flush=True)
-        reports[stage.name] = result.report
-        stages.append({"name": stage.name, "passed": result.passed, "skipped": result.skipped,
-                       "seconds": round(result.seconds, 1), "summary": result.summary})  # fmt: skip
+    with _server(args.store) if args.store != "local" else nullcontext() as server:
+        options = StageOptions(args.scenarios, args.fixtures, args.regressions, server=server)
+        for stage in chosen(args.stage, quick=args.quick):
+            print(f"== {stage.name}: {stage.about}", flush=True)
+            result = run_stage(stage, options)
+            verdict = "SKIPPED" if result.skipped else "PASS" if result.passed else "FAIL"
+            print(
+                f"{stage.name}: {verdict} in {result.seconds:.1f} s; {result.summary}", flush=True
+            )
+            reports[stage.name] = result.report
+            stages.append({"name": stage.name, "passed": result.passed,
+                           "skipped": result.skipped, "seconds": round(result.seconds, 1),
+                           "summary": result.summary})  # fmt: skip
     skipped = _skipped(stages, reports)
     failed = [s["name"] for s in stages if not s["passed"]]
     if args.require_stages:
         failed += [f"{name} skipped" for name in skipped]
     seconds = time.perf_counter() - started
-    summary = {"passed": not failed, "quick": args.quick, "seconds": round(seconds, 1),
+    summary = {"passed": not failed, "quick": args.quick, "store": args.store,
+               "seconds": round(seconds, 1),
                "skipped": skipped, "stages": stages, "reports": reports}  # fmt: skip
     args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print("\n".join(_table(stages)))
     verdict = _verdict(failed, skipped)
     print(f"deltaspec check: {verdict} in {seconds:.0f} s (report: {args.report})")
     return 1 if failed else 0
+
+
+def _server(store: str) -> Any:
+    """The object-store server for ``--store``, started now and stopped when the run ends."""
+    from deltaspec.conformance.servers.serving import serving
+
+    print(f"== starting the {store} server on loopback", flush=True)
+    return serving(store)
 
 
 def _skipped(stages: list[dict[str, Any]], reports: dict[str, Any]) -> dict[str, str]:
