@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from deltaspec.releases_table import TABLE_FEATURES_WRITER_VERSION, writer_support
+from deltaspec.releases_table import (
+    TABLE_FEATURES_WRITER_VERSION,
+    parse_release,
+    writer_support,
+)
 
 from .actions import Metadata, Protocol
 from .profiles import Profile
@@ -65,6 +69,29 @@ def writes_to(protocol: Protocol | None, profile: Profile) -> bool:
         return True
     support = writer_support(profile.release)
     return not support.unsupported(protocol.min_writer_version, protocol.writer_features or ())
+
+
+_LEGACY_MAX_READER_VERSION = ((parse_release("0.1.0"), 1), (parse_release("1.1.0"), 2))
+"""The highest ``minReaderVersion`` a release reads before table features (delta-spark's
+``Action.readerVersion``: 1 up to v1.0.x, 2 from v1.1.0, 3 from v2.3.0)."""
+
+
+def unreadable(protocol: Protocol, profile: Profile) -> list[str]:
+    """Why the release's reader refuses a snapshot with ``protocol`` (empty: it reads it), the
+    reader check of SNAPSHOT.PROTOCOL_METADATA (whose model function is ``apply_commit``): a
+    ``minReaderVersion`` it does not take, or (at reader version 3) each listed reader feature it
+    does not support, as spec/data/releases.json states the release's features (so v2.3.0, which
+    reads deletionVectors but cannot write them, is taken to refuse them)."""
+    support = writer_support(profile.release)
+    if TABLE_FEATURES_WRITER_VERSION in support.writer_versions:  # table features: 1, 2, 3
+        highest = TABLE_FEATURES_READER
+    else:
+        highest = max(v for since, v in _LEGACY_MAX_READER_VERSION if since <= profile.release)
+    if not 1 <= protocol.min_reader_version <= highest:
+        return [f"minReaderVersion {protocol.min_reader_version}"]
+    if protocol.min_reader_version < TABLE_FEATURES_READER:
+        return []
+    return sorted(set(protocol.reader_features or ()) - support.reader_features)
 
 
 COMMIT_COORDINATOR_PROPERTY = "delta.coordinatedCommits.commitCoordinator-preview"

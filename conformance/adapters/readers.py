@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 
@@ -165,7 +166,9 @@ class ModelReader:
     """The model (deltaspec.model) as a reader: the log listed and its files decoded here, the
     state built by the model's own rules: the newest complete checkpoint at or below the target
     (CHECKPOINT.READ; ``_last_checkpoint`` is only a hint, so the whole log is listed), the
-    commits after it (LOG.CONTIGUITY, SNAPSHOT.REPLAY), then retention with this clock as the
+    commits after it (LOG.CONTIGUITY, SNAPSHOT.REPLAY), refused unless the newest release reads
+    its protocol (SNAPSHOT.PROTOCOL_METADATA, the model's ``unreadable``; a v2 checkpoint's
+    sidecars are read, whatever its name), then retention with this clock as the
     state delta-spark materialises (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION). The listing
     is this reader's, not the model's (whose log is never listed), and so is what depends on it:
     listing again when a listed file is gone (SNAPSHOT.RELIST) and which checkpoints read back
@@ -204,6 +207,8 @@ class ModelReader:
         import time
 
         from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
+        from deltaspec.model.features import unreadable
+        from deltaspec.model.profiles import profile
         from deltaspec.model.snapshot import Snapshot
 
         from .model import snapshot_json as model_json
@@ -216,7 +221,14 @@ class ModelReader:
         target = latest if version is None else version
         if target > latest:
             raise ReadFailure("VERSION_NOT_FOUND", f"{root}: version {target} > {latest}")
-        start = max((c for c in checkpoints if c <= target), default=None)
+        snapshot, start = Snapshot(), None
+        for candidate in sorted((c for c in checkpoints if c <= target), reverse=True):
+            try:  # a v2 checkpoint naming a missing sidecar is not complete (CHECKPOINT.READ)
+                found = _checkpoint_actions(checkpoints[candidate], snapshot)
+            except _MissingSidecar:
+                continue
+            snapshot, start = snapshot_from_checkpoint(candidate, found, []), candidate
+            break
         if start is None and 0 not in commits:
             kind = "VERSION_NOT_FOUND" if version is not None else "VERSIONS_NOT_CONTIGUOUS"
             raise ReadFailure(kind, f"{root}: no checkpoint at or below {target}, no version 0")
@@ -224,17 +236,16 @@ class ModelReader:
         missing = [v for v in range(first, target + 1) if v not in commits]
         if missing:
             raise ReadFailure("VERSIONS_NOT_CONTIGUOUS", f"{root}: missing versions {missing}")
-        snapshot = Snapshot()
-        if start is not None:
-            snapshot = snapshot_from_checkpoint(
-                start, _checkpoint_actions(checkpoints[start], snapshot), []
-            )
         for v in range(first, target + 1):
             snapshot = _apply_commit_file(snapshot, v, commits[v])
         try:
             kept = checkpoint_actions(snapshot, int(time.time() * 1000))
         except ValueError as error:
             raise ReadFailure("MISSING_PROTOCOL_OR_METADATA", f"{root}: {error}") from error
+        assert snapshot.protocol is not None  # checkpoint_actions needs one
+        refused = unreadable(snapshot.protocol, profile())
+        if refused:
+            raise ReadFailure("UNSUPPORTED_PROTOCOL", f"{root}: unsupported {', '.join(refused)}")
         return model_json(snapshot_from_checkpoint(snapshot.version, kept, []))
 
     def clean_up_expired_logs(self, root: Path) -> None:
@@ -382,21 +393,40 @@ def _check_data_path(line: Json) -> None:
             raise ReadFailure("UNSAFE_PATH", f"{key}.path {path!r} names no file of the table")
 
 
+class _MissingSidecar(Exception):
+    """A v2 checkpoint names a sidecar that does not exist: the checkpoint is not complete."""
+
+
+SIDECAR_ACTIONS = ("add", "remove")
+"""What a sidecar holds: the checkpoint's file actions (CHECKPOINT.V2_WRITE)."""
+
+
 def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
+    """The known actions of a checkpoint's files and, for a v2 checkpoint (whatever its name:
+    delta-spark reads a classic-named file holding ``checkpointMetadata`` as one), of the
+    sidecars its ``sidecar`` actions name, under ``_delta_log/_sidecars`` (CHECKPOINT.READ)."""
     import pyarrow.parquet as pq
 
     from .model import read_log_action
 
-    actions = []
-    for path in paths:
+    def rows(path: Path, keys: tuple[str, ...] | None = None) -> list[Any]:
+        found = []
         for row in pq.read_table(path).to_pylist():
             _check_data_path({k: _plain(v) for k, v in row.items() if v is not None})
             for key, body in row.items():
-                if body is not None:
-                    found = read_log_action({key: _plain(body)}, snapshot)
-                    if found is not None:
-                        actions.append(found)
-    return actions
+                if body is None or (keys is not None and key not in keys):
+                    continue
+                if key == "sidecar":
+                    name = unquote(_plain(body)["path"]).rsplit("/", 1)[-1]
+                    sidecar = path.parent / "_sidecars" / name
+                    if not sidecar.is_file():
+                        raise _MissingSidecar(f"{path.name} names a missing sidecar {name}")
+                    found.extend(rows(sidecar, SIDECAR_ACTIONS))
+                elif (action := read_log_action({key: _plain(body)}, snapshot)) is not None:
+                    found.append(action)
+        return found
+
+    return [action for path in paths for action in rows(path)]
 
 
 def _check_regular_file(path: Path) -> None:
