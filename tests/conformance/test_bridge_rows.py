@@ -162,3 +162,30 @@ def test_a_bridge_that_exits_mid_suite_fails_that_case_alone(tmp_path, fixtures_
     assert len(verdicts) == 8 + 13  # latest, every version, every row check of each table
     crash = next(c for c in data["suites"]["fixtures"] if c["case"] == errors[0])
     assert "exited (code 3) during read_table" in crash["details"][0]
+
+
+def test_the_read_rows_transcript_of_bridge_md_is_what_the_reference_bridge_answers(
+    fixtures_dir,
+):
+    """spec/bridge.md's read_table / read_rows transcript, replayed: the same answers (the
+    table's absolute path in an error message aside)."""
+    import subprocess
+
+    from deltaspec.rules import spec_root
+
+    text = (spec_root() / "bridge.md").read_text(encoding="utf-8")
+    section = text.split("## A worked transcript: reading a table and its rows")[1]
+    block = section.split("```\n")[1]
+    sent = [line[2:] for line in block.splitlines() if line.startswith("→ ")]
+    shown = [line[2:] for line in block.splitlines() if line.startswith("← ")]
+    assert [json.loads(line)["method"] for line in sent] == [
+        "hello", "read_table", "read_rows", "read_rows"]  # fmt: skip
+    answered = subprocess.run(
+        [sys.executable, "-m", "deltaspec.conformance.bridge.reference"],
+        input="".join(line + "\n" for line in sent),
+        capture_output=True, text=True, cwd=fixtures_dir, check=True, timeout=120,
+    ).stdout.splitlines()  # fmt: skip
+    here = str(fixtures_dir.resolve())
+    assert [a.replace(here, "DIR") for a in answered] == [
+        s.replace("/work/shared/fixtures/delta-spark", "DIR") for s in shown
+    ]
