@@ -17,6 +17,8 @@ from ..harness.adapter import (
     Unsupported,
     WriterSpec,
 )
+from ..harness.json_rows import JsonRows
+from ..harness.reading import ReadFailure
 
 PROTOCOL = "deltaspec-bridge/1"
 
@@ -189,7 +191,8 @@ class BridgeAdapter:
 
 class BridgeReader:
     """A bridge that declares ``read_table`` as a table reader (readers.TableReader): the
-    fixtures suite and the log vectors run through it."""
+    fixtures suite and the log vectors run through it, and the fixtures' row checks too when it
+    declares ``read_rows``."""
 
     def __init__(self, process: BridgeProcess) -> None:
         self.process = process
@@ -197,40 +200,44 @@ class BridgeReader:
         self.name = process.name
 
     def read(self, root: Any, version: int | None) -> Json:
-        return self._answer(
-            self.process.request("read_table", {"path": str(root), "version": version})
-        )
+        return self._answer(self._request("read_table", {"path": str(root), "version": version}))
 
     def read_at_timestamp(self, root: Any, timestamp: int) -> Json:
         """``read_table`` by timestamp, asked only of a bridge declaring ``read_table_timestamp``
         (otherwise the read is declined and skipped)."""
-        from ..harness.adapter import Capability
-        from .readers import ReadFailure
-
         if Capability.READ_TABLE_TIMESTAMP not in self.process.capabilities:
             raise ReadFailure("UNSUPPORTED_FEATURE", f"{self.name}: no read_table_timestamp")
         params = {"path": str(root), "version": None, "timestamp": timestamp}
-        return self._answer(self.process.request("read_table", params))
+        return self._answer(self._request("read_table", params))
 
     def clean_up_expired_logs(self, root: Any) -> None:
         """The engine's own log cleanup by retention, asked only of a bridge declaring
         ``log_cleanup_by_retention`` (otherwise the vector is declined and skipped)."""
-        from ..harness.adapter import Capability
-        from .readers import ReadFailure
-
         if Capability.LOG_CLEANUP_BY_RETENTION not in self.process.capabilities:
             why = f"{self.name} cannot run its own log cleanup (no log_cleanup_by_retention)"
             raise ReadFailure("UNSUPPORTED_FEATURE", why)
-        result = self.process.request("clean_up_expired_logs", {"path": str(root)})
+        result = self._request("clean_up_expired_logs", {"path": str(root)})
         if result is not None:
             self._answer(result)
 
-    def _answer(self, result: Any) -> Json:
-        from .readers import ReadFailure
+    def _request(self, method: str, params: Json) -> Any:
+        """A request whose UNSUPPORTED answer declines the read (it is skipped)."""
+        try:
+            return self.process.request(method, params)
+        except Unsupported as unsupported:
+            raise ReadFailure("UNSUPPORTED_FEATURE", str(unsupported)) from unsupported
 
+    def _answer(self, result: Any) -> Json:
         if isinstance(result, dict) and "error" in result and "version" not in result:
             raise ReadFailure(str(result["error"]), str(result.get("message", "")))
         return cast(Json, result)
 
-    def rows(self, root: Any, version: int | None) -> None:
-        return None
+    def rows(self, root: Any, version: int | None) -> JsonRows | None:
+        """``read_rows``, asked only of a bridge declaring it (None: the row checks are
+        skipped); the rows in the JSON of spec/bridge.md, typed by what they are compared with."""
+        if Capability.READ_ROWS not in self.process.capabilities:
+            return None
+        result = self._request("read_rows", {"path": str(root), "version": version})
+        if isinstance(result, dict) and "error" in result and "rows" not in result:
+            self._answer(result)
+        return JsonRows.of(result if isinstance(result, dict) else {})

@@ -50,7 +50,7 @@ class ImplReader:
         except DeltaError as error:
             raise ReadFailure(error.kind, str(error)) from error
 
-    def rows(self, root: Path, version: int | None) -> pa.Table | None:
+    def rows(self, root: Path, version: int | None) -> pa.Table:
         try:
             return scan(DeltaLog(str(root)).snapshot(version), root)
         except DeltaError as error:

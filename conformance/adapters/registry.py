@@ -19,6 +19,10 @@ PINNED_ENGINE = "deltaspark@"
 venv (conformance/engines); ``deltaspark`` alone is the in-process engine."""
 
 
+WITHOUT_READER = frozenset({"spark", "deltaspark-ops"})
+"""Adapters that cannot read a table on disk (their fixtures and logs suites are skipped)."""
+
+
 class UnknownAdapter(ValueError):
     pass
 
@@ -98,16 +102,23 @@ def adapter_factory(name: str) -> Iterator[AdapterFactory]:
 @contextmanager
 def table_reader(name: str) -> Iterator[TableReader | None]:
     """The reader of tables on disk behind adapter ``name`` (None: it cannot read one): the
-    impl's, delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``."""
+    impl's, delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``. Raises
+    UnknownAdapter for a name no adapter has, and ImportError (before any case runs) when the
+    extra a reader needs is not installed, as adapter_factory does."""
     from . import readers
 
     if name == "model":
         yield readers.ModelReader()
     elif name == "deltaspark":
+        # the extra's module imported first: when it is missing, one error before any case runs
+        import pyspark  # noqa: F401
+
         yield readers.DeltaSparkReader()
     elif name == "impl":
         yield readers.ImplReader()
     elif name == "deltars":
+        import deltalake  # noqa: F401  (as for pyspark)
+
         yield readers.DeltaRsReader()
     elif (command := bridge_command(name)) is not None:
         from ..harness.adapter import Capability
@@ -119,5 +130,7 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
             yield BridgeReader(process) if Capability.READ_TABLE in process.capabilities else None
         finally:
             process.stop()
-    else:
+    elif name in WITHOUT_READER:
         yield None
+    else:
+        raise UnknownAdapter(f"unknown adapter {name!r} ({ADAPTERS})")

@@ -52,6 +52,8 @@ class Server:
             return None
         if method == "read_table":
             return read_table(params["path"], params.get("version"), params.get("timestamp"))
+        if method == "read_rows":
+            return read_rows(params["path"], params.get("version"), params.get("timestamp"))
         if method == "clean_up_expired_logs":
             return clean_up_expired_logs(params["path"])
         adapter = self.adapter
@@ -98,7 +100,7 @@ class Server:
 def hello() -> dict[str, Any]:
     """The ``hello`` result: the impl adapter's capabilities and the table readers'."""
     probe = ImplAdapter(Path(tempfile.gettempdir()))
-    readers = ["read_table", "read_table_timestamp", "log_cleanup_by_retention"]
+    readers = ["read_table", "read_rows", "read_table_timestamp", "log_cleanup_by_retention"]
     return {
         "protocol": PROTOCOL,
         "name": "deltaspec-impl",
@@ -117,6 +119,22 @@ def read_table(path: str, version: int | None, timestamp: int | None = None) -> 
         return ImplReader().read(Path(path), version)
     except ReadFailure as failure:
         return {"error": failure.kind, "message": str(failure)}
+
+
+def read_rows(path: str, version: int | None, timestamp: int | None = None) -> Any:
+    """``read_rows``: the rows of the table at ``path`` (at ``version``, or by ``timestamp``) in
+    the JSON of spec/bridge.md, or ``{"error": KIND, "message"}``."""
+    from ..adapters.readers import ImplReader, ReadFailure
+    from ..harness.json_rows import encode_table
+
+    reader = ImplReader()
+    try:
+        if timestamp is not None:
+            version = reader.read_at_timestamp(Path(path), timestamp)["version"]
+        table = reader.rows(Path(path), version)
+    except ReadFailure as failure:
+        return {"error": failure.kind, "message": str(failure)}
+    return encode_table(table)
 
 
 def clean_up_expired_logs(path: str) -> Any:

@@ -40,6 +40,8 @@ class Capability(Enum):
     PROPERTY_CHANGE = "property_change"
     READ_TABLE = "read_table"
     """``read_table``: the snapshot of a table on disk (the fixtures suite and the log vectors)."""
+    READ_ROWS = "read_rows"
+    """``read_rows``: the rows of a table on disk (the fixtures suite's row checks)."""
     READ_TABLE_TIMESTAMP = "read_table_timestamp"
     """``read_table`` with a ``timestamp`` instead of a ``version`` (log-vectors.md)."""
     LOG_CLEANUP_BY_RETENTION = "log_cleanup_by_retention"

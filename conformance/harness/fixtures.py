@@ -8,6 +8,9 @@ Expectations, none of them produced by the reader under test:
   of the JSON commits (``adapters.readers.model_states``), as this suite sees neither side;
 - the rows Spark read at the labelled versions (``_expected/<table>/<label>/table_content``).
 
+A reader that crashes (a bridge process that exits) fails that one check as an error; the next
+check runs (the bridge driver starts a new process). A snapshot is judged on the keys it reports.
+
 The corpus is pinned by the SHA-256 of its MANIFEST.json, as DAT consumers pin theirs.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .json_rows import JsonRows, decode_rows
 from .reading import ReadFailure, TableReader
 from .verdicts import CaseResult, Verdict
 
@@ -108,6 +112,11 @@ def _same_rows(ours: pa.Table, expected: pa.Table) -> bool:
     return _rows(cast, names) == _rows(expected, names)
 
 
+def _crashed(case: str, error: Exception) -> CaseResult:
+    """A reader that raised something other than ReadFailure (a bridge that exited, a bug)."""
+    return CaseResult(case, Verdict.ERROR, (f"{type(error).__name__}: {error}"[:500],))
+
+
 def check_table(
     reader: TableReader, directory: Path, table: FixtureTable, expected_states: ExpectedStates
 ) -> list[CaseResult]:
@@ -123,24 +132,23 @@ def check_table(
                 return [CaseResult(f"{case}/refused", Verdict.PASS)]
             return [CaseResult(f"{case}/refused", Verdict.WRONG_KIND,
                                (f"expected {want}, got {failure.kind}",))]  # fmt: skip
+        except Exception as error:
+            return [_crashed(f"{case}/refused", error)]
         return [
             CaseResult(f"{case}/refused", Verdict.UNSAFE, (f"read a table that must fail {want}",))
         ]
     results: list[CaseResult] = []
+    latest: Json | None
     try:
         latest = reader.read(root, None)
     except ReadFailure as failure:
         verdict = Verdict.SKIPPED if failure.kind == "UNSUPPORTED_FEATURE" else Verdict.WRONG
         return [CaseResult(f"{case}/latest", verdict, (str(failure),))]
-    results.append(  # judged on the keys it reports (log-vectors.md): a row reader has none
-        CaseResult(f"{case}/latest", Verdict.PASS)
-        if latest.get("version", table.latest_version) == table.latest_version
-        else CaseResult(
-            f"{case}/latest",
-            Verdict.WRONG,
-            (f"version {latest['version']}, expected {table.latest_version}",),
-        )
-    )
+    except Exception as error:  # the other checks still run, on a restarted bridge
+        latest = None
+        results.append(_crashed(f"{case}/latest", error))
+    if latest is not None:  # judged on the keys it reports (log-vectors.md): a row reader has none
+        results.append(_judge_latest(case, latest, table.latest_version))
     for expected in expected_states(root):
         version = expected["version"]
         if table.name in STATE_NOT_COMPARABLE:
@@ -153,6 +161,13 @@ def check_table(
     return results
 
 
+def _judge_latest(case: str, latest: Json, want: int) -> CaseResult:
+    if latest.get("version", want) == want:
+        return CaseResult(f"{case}/latest", Verdict.PASS)
+    why = f"version {latest['version']}, expected {want}"
+    return CaseResult(f"{case}/latest", Verdict.WRONG, (why,))
+
+
 def _compare_state(
     reader: TableReader, root: Path, case: str, version: int, expected: Json
 ) -> CaseResult:
@@ -162,6 +177,8 @@ def _compare_state(
         if failure.kind in {"VERSION_NOT_FOUND", "UNSUPPORTED_FEATURE"}:
             return CaseResult(case, Verdict.SKIPPED, (str(failure),))
         return CaseResult(case, Verdict.WRONG, (str(failure),))
+    except Exception as error:
+        return _crashed(case, error)
     details, verdict = [], Verdict.PASS
     for key in COMPARED:
         if key not in ours:
@@ -185,8 +202,16 @@ def _compare_rows(
     except ReadFailure as failure:
         verdict = Verdict.SKIPPED if failure.kind == "UNSUPPORTED_FEATURE" else Verdict.WRONG
         return CaseResult(case, verdict, (str(failure),))
+    except Exception as error:
+        return _crashed(case, error)
     if ours is None:
         return CaseResult(case, Verdict.SKIPPED, (f"{reader.name} cannot scan",))
+    if isinstance(ours, JsonRows):  # a bridge's read_rows: typed by the expected columns
+        try:
+            ours = decode_rows(ours, expected.schema)
+        except (ValueError, TypeError, KeyError, pa.ArrowException) as error:
+            why = f"rows not in the JSON of spec/bridge.md: {type(error).__name__}: {error}"
+            return CaseResult(case, Verdict.ERROR, (why[:500],))
     if _same_rows(ours, expected):
         return CaseResult(case, Verdict.PASS)
     return CaseResult(

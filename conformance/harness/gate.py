@@ -27,7 +27,16 @@ from .logvectors import LogVector
 from .scenarios import Scenario
 from .verdicts import CaseResult, Verdict
 
-EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE = 0, 1, 2, 3
+EXIT_PASS, EXIT_FAILED, EXIT_SETUP, EXIT_COVERAGE, EXIT_NO_CASE = 0, 1, 2, 3, 4
+EXIT_CODES = (
+    "exit codes (every suite): 0 pass; 1 a case failed (unsafe, wrong, error; with --strict also "
+    "spurious, wrong-kind, stale known issue); 2 usage or set-up error (unknown adapter, a "
+    "missing optional extra, a bridge program that does not start, a bad corpus or option); "
+    "3 coverage not met (a --require'd capability is missing, or fewer than --min-cases cases "
+    "ran); 4 --case / -k matched no case of the suites run"
+)
+"""``deltaspec conformance``'s exit codes, one table for all suites (README, docs/conformance.md
+and ``--help`` state it)."""
 NEWEST = "4.4.0"
 WRITER_PROTOCOL = "TXN.WRITER_PROTOCOL"
 """Its release data is the writable features (releases.json ``writer_protocols``), not only

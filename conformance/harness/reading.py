@@ -1,5 +1,6 @@
 """What the suites that read tables on disk (fixtures, log vectors) need of a reader: the
-snapshot JSON of a table at a version, its rows where it can scan, and ``ReadFailure`` carrying the
+snapshot JSON of a table at a version, its rows where it can scan (an Arrow table, or a bridge's
+``read_rows`` answer: json_rows.py), and ``ReadFailure`` carrying the
 neutral error kind (impl/errors.py ``kind`` values) when it refuses the table."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
+
+from .json_rows import JsonRows
 
 Json = dict[str, Any]
 
@@ -23,4 +26,4 @@ class TableReader(Protocol):
 
     def read(self, root: Path, version: int | None) -> Json: ...
 
-    def rows(self, root: Path, version: int | None) -> pa.Table | None: ...
+    def rows(self, root: Path, version: int | None) -> pa.Table | JsonRows | None: ...

@@ -13,12 +13,18 @@ carries only what the API gives: ``version`` when a version was asked for (the k
 exactly that one); no files, properties or protocol (log-vectors.md judges a reader on the keys
 it reports). A scan that stops on a data file that does not exist still counts as a read: log
 vectors write no data files, so the kernel opening one means it took the file as live. A file it
-opened outside the table root is logged to stderr. Only ``read_table`` is declared.
+opened outside the table root is logged to stderr. ``read_rows`` answers the rows of the same
+scan, so the fixtures suite compares them with the rows Spark read. Only ``read_table`` and
+``read_rows`` are declared.
 """
 
 from __future__ import annotations
 
+import base64
+import datetime
+import decimal
 import json
+import math
 import os
 import re
 import sys
@@ -40,15 +46,24 @@ MISSING_DATA = re.compile(  # the scan opened a data file that a log vector does
 )
 
 
-def read_table(path: str, version: int | None) -> dict[str, Any]:
+def scan(path: str, version: int | None) -> Any:
+    """The rows of the table at ``path`` as a user's ``read_delta`` reads them, as a pyarrow
+    table: the kernel's snapshot opened, then every batch of its scan."""
+    import polars as pl
     from polars_deltalake import TableScan, TableState
 
+    state = TableState(path, version)
+    batches = TableScan(state)
+    batches.configure(None, None, None)
+    frames = []
+    while (frame := batches.next()) is not None:
+        frames.append(frame)
+    return (pl.concat(frames) if frames else pl.DataFrame(schema=state.schema())).to_arrow()
+
+
+def read_table(path: str, version: int | None) -> dict[str, Any]:
     try:
-        state = TableState(path, version)
-        scan = TableScan(state)
-        scan.configure(None, None, None)
-        while scan.next() is not None:
-            pass
+        scan(path, version)
     except Exception as error:  # the kernel raises RuntimeError with its message
         text = str(error)
         opened = MISSING_DATA.search(text)
@@ -62,13 +77,56 @@ def read_table(path: str, version: int | None) -> dict[str, Any]:
     return {} if version is None else {"version": version}
 
 
+def read_rows(path: str, version: int | None) -> dict[str, Any]:
+    try:
+        table = scan(path, version)
+    except Exception as error:
+        text = str(error)
+        kind = next((k for marker, k in KINDS if marker in text.lower()), "READ_FAILED")
+        return {"error": kind, "message": text}
+    return rows_json(table)
+
+
+def json_value(value: Any) -> Any:
+    """A value as Arrow's ``to_pylist`` gives it, in the JSON of spec/bridge.md ("Rows in JSON"):
+    dates as days and timestamps as microseconds since the epoch, decimals as strings, binary as
+    base64, non-finite floats as strings, a map as its [key, value] pairs."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, datetime.datetime):
+        zone = None if value.tzinfo is None else datetime.UTC
+        epoch = datetime.datetime(1970, 1, 1, tzinfo=zone)
+        return (value - epoch) // datetime.timedelta(microseconds=1)
+    if isinstance(value, datetime.date):
+        return (value - datetime.date(1970, 1, 1)).days
+    if isinstance(value, dict):
+        return {key: json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    return value
+
+
+def rows_json(table: Any) -> dict[str, Any]:
+    """A pyarrow table as the ``read_rows`` result."""
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    rows = [[json_value(value) for value in row] for row in zip(*columns, strict=True)]
+    return {"columns": list(table.column_names), "rows": rows}
+
+
 def answer(request: dict[str, Any]) -> dict[str, Any]:
     method, params = request.get("method"), request.get("params") or {}
     if method == "hello":
-        result = {"protocol": PROTOCOL, "name": "polars-deltalake", "capabilities": ["read_table"]}
+        capabilities = ["read_table", "read_rows"]
+        result = {"protocol": PROTOCOL, "name": "polars-deltalake", "capabilities": capabilities}
         return {"id": request["id"], "result": result}
     if method == "read_table":
         return {"id": request["id"], "result": read_table(params["path"], params.get("version"))}
+    if method == "read_rows":
+        return {"id": request["id"], "result": read_rows(params["path"], params.get("version"))}
     if method == "close":
         return {"id": request["id"], "result": None}
     message = f"{method}: this bridge only reads tables"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,19 +16,13 @@ from deltaspec.conformance.corpus_run import (
     print_report,
     run_suites,
 )
+from deltaspec.conformance.harness.gate import EXIT_CODES
 from deltaspec.conformance.harness.selection import Selection
 
 from .corpus_args import add_corpus_arguments, add_directories
 
 if TYPE_CHECKING:
     from deltaspec.conformance.harness.suites import Report
-
-EXIT_CODES = (
-    "exit codes: 0 pass; 1 a case failed (unsafe, wrong, error; with --strict also spurious, "
-    "wrong-kind, stale known issue); 2 usage or set-up error (unknown adapter, a bridge program "
-    "that does not start, a bad corpus or option); 3 coverage not met (a --require'd capability "
-    "is missing, or fewer than --min-cases cases ran)"
-)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -84,7 +79,13 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from deltaspec.conformance.harness import suites
-    from deltaspec.conformance.harness.gate import EXIT_COVERAGE, EXIT_FAILED, EXIT_PASS, EXIT_SETUP
+    from deltaspec.conformance.harness.gate import (
+        EXIT_COVERAGE,
+        EXIT_FAILED,
+        EXIT_NO_CASE,
+        EXIT_PASS,
+        EXIT_SETUP,
+    )
     from deltaspec.conformance.harness.reporting import junit
     from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 
@@ -92,10 +93,17 @@ def run(args: argparse.Namespace) -> int:
     unavailable = {s: why for s in chosen if (why := missing_prerequisite(s, args.fixtures))}
     if args.suite != "all" and unavailable:
         print(f"deltaspec conformance: {unavailable[args.suite]}", file=sys.stderr)
-        return 2
+        return EXIT_SETUP
     report = _run_or_explain(args, [s for s in chosen if s not in unavailable])
     if report is None:
         return EXIT_SETUP
+    selection = Selection(tuple(args.case), args.keyword)
+    if not selection.everything and not _any_selected(report, selection):
+        asked = shlex.join(selection.arguments())
+        ran = ", ".join(report.suites) or "none"
+        print(f"deltaspec conformance: {asked} matched no case of the suites run ({ran})",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_NO_CASE
     for suite, why in unavailable.items():
         report.suites[suite] = [CaseResult(suite, Verdict.SKIPPED, (why,))]
     suites.write_reports(report, args.json, args.markdown)
@@ -105,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
     if report.failures():
         return EXIT_FAILED
     return EXIT_COVERAGE if not report.passed() else EXIT_PASS
+
+
+def _any_selected(report: Report, selection: Selection) -> bool:
+    """Whether any case of the report is one ``selection`` chose (not a suite's placeholder)."""
+    return any(selection.matches(r.case, r.rules) for rs in report.suites.values() for r in rs)
 
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
