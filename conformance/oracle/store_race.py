@@ -46,7 +46,7 @@ def _writer(
     writer: int,
     table_url: str,
     options: Mapping[str, str],
-    store_flags: Mapping[str, bool],
+    conditional: bool,
     rounds: int,
     barrier: Any,
     results: Any,
@@ -55,16 +55,37 @@ def _writer(
     from deltaspec.impl.log.names import commit_name
     from deltaspec.impl.log.object_store import ObjectLogStore
 
-    store = ObjectLogStore(table_url, options, **store_flags)
+    store = ObjectLogStore(
+        table_url, options, conditional_writes=conditional, single_writer=not conditional
+    )
     won: list[int] = []
     for version in range(rounds):
         barrier.wait(ROUND_TIMEOUT_SECONDS)
         try:
             store.write_new(commit_name(version), _payload(writer, version))
             won.append(version)
-        except VersionExistsError:
-            pass
+        except (VersionExistsError, OSError):
+            pass  # lost, or an unknown outcome (an OSError): never told it won
     results.put((writer, won))
+
+
+def _collect(results: Any, processes: list[Any], seconds: float) -> dict[int, list[int]]:
+    """Each writer's wins, as they report them; a writer that dies first (or a race past
+    ``seconds``) is a RuntimeError, never a wait for a result that cannot come."""
+    import queue
+    import time
+
+    deadline = time.monotonic() + seconds
+    won_by: dict[int, list[int]] = {}
+    while len(won_by) < len(processes):
+        try:
+            writer, won = results.get(timeout=1.0)
+            won_by[writer] = won
+        except queue.Empty:
+            dead = [p.exitcode for p in processes if p.exitcode not in (None, 0)]
+            if dead or time.monotonic() > deadline:
+                raise RuntimeError(f"a racing writer failed (exit codes {dead})") from None
+    return won_by
 
 
 def race_processes(
@@ -79,14 +100,13 @@ def race_processes(
     from deltaspec.impl.log.names import commit_name
     from deltaspec.impl.log.object_store import ObjectLogStore
 
-    flags = {"conditional_writes": conditional_writes, "single_writer": not conditional_writes}
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(writers)
     results = context.Queue()
     processes = [
         context.Process(
             target=_writer,
-            args=(w, table_url, dict(options), flags, rounds, barrier, results),
+            args=(w, table_url, dict(options), conditional_writes, rounds, barrier, results),
             daemon=True,
         )
         for w in range(writers)
@@ -94,7 +114,7 @@ def race_processes(
     for process in processes:
         process.start()
     try:
-        won_by = dict(results.get(timeout=ROUND_TIMEOUT_SECONDS * rounds) for _ in processes)
+        won_by = _collect(results, processes, ROUND_TIMEOUT_SECONDS * rounds)
     finally:
         for process in processes:
             process.join(timeout=10)

@@ -115,7 +115,8 @@ class ObjectLogStore(LogStore):
     same names delta-rs takes as storage options), or its environment variables where absent.
 
     ``conditional_writes=False`` declares a store whose PUT cannot be made create-only; it is
-    refused unless ``single_writer=True`` (see the module docstring).
+    refused unless ``single_writer=True`` (see the module docstring). ``request_timeout`` bounds
+    each request, retries included (:data:`REQUEST_TIMEOUT` by default).
     """
 
     def __init__(
@@ -125,6 +126,7 @@ class ObjectLogStore(LogStore):
         *,
         conditional_writes: bool = True,
         single_writer: bool = False,
+        request_timeout: timedelta = REQUEST_TIMEOUT,
     ) -> None:
         parts = urlsplit(table_url)
         scheme = parts.scheme.lower()
@@ -144,13 +146,16 @@ class ObjectLogStore(LogStore):
         obstore = _obstore()
         url = OBJECT_SCHEMES[scheme] + self._table_path[len(scheme) :]
         config = dict(options or {})
-        client: dict[str, Any] = {"timeout": REQUEST_TIMEOUT, "connect_timeout": CONNECT_TIMEOUT}
+        client: dict[str, Any] = {
+            "timeout": request_timeout,
+            "connect_timeout": min(CONNECT_TIMEOUT, request_timeout),
+        }
         if config.pop("allow_http", "false").lower() == "true":
             client["allow_http"] = True
         build: Callable[..., Any] = obstore.store.from_url
 
         def store(retries: int) -> Any:
-            retry = {"max_retries": retries, "retry_timeout": REQUEST_TIMEOUT}
+            retry = {"max_retries": retries, "retry_timeout": request_timeout}
             if scheme == "memory":
                 return build(url)
             return build(url, config=config, client_options=client, retry_config=retry)
