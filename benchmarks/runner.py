@@ -55,6 +55,10 @@ CASES: dict[str, tuple[str, str]] = {
         "benchmarks.bench_spark_dml",
         "10: Spark write, DML, OPTIMIZE, snapshot load vs live delta-spark, CPU and wall",
     ),
+    "object_store": (
+        "benchmarks.bench_object_store",
+        "11: the log on an S3 server (moto): commit latency, snapshot load, contention vs delta-rs",
+    ),
 }
 
 

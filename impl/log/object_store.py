@@ -94,7 +94,7 @@ def _obstore() -> ModuleType:
     except ImportError:  # the optional extra is not installed
         raise UnsupportedLogStoreError(
             "tables on object stores need the optional extra 'objectstore' "
-            "(pip install 'deltaspec[objectstore]', which installs obstore)"
+            "(pip install './deltaspec[objectstore]' from the repository, which installs obstore)"
         ) from None
     return obstore
 
