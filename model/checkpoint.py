@@ -25,6 +25,8 @@ _UNITS_MS = {
 DEFAULT_CHECKPOINT_INTERVAL = 10
 DEFAULT_TOMBSTONE_RETENTION = "interval 1 week"
 DEFAULT_LOG_RETENTION = "interval 30 days"
+LATEST_PROFILE = Profile()
+"""The release whose defaults apply when a caller names none."""
 
 
 def interval_ms(text: str) -> int:
@@ -158,6 +160,8 @@ def expired_log_versions(
     now: int,
     metadata: Metadata | None,
     earlier_checkpoints: Sequence[int] = (),
+    protocol: Protocol | None = None,
+    profile: Profile = LATEST_PROFILE,
 ) -> tuple[int, ...]:
     """RETENTION.LOG: commits that cleanup may delete after checkpointing ``checkpoint_version``.
 
@@ -167,6 +171,12 @@ def expired_log_versions(
     segments so that the kept log starts at a checkpoint: everything before
     checkpoint ``c`` goes when the commit right before ``c`` is expired, for the
     latest such ``c`` among ``checkpoint_version`` and ``earlier_checkpoints``.
+
+    On a table whose ``protocol`` lists ``checkpointProtection``, that segment goes only if
+    :func:`cleanup_may_truncate` lets a cleanup start the log at ``c`` at the release
+    ``profile`` (RETENTION.CHECKPOINT_PROTECTION): below the protected version, in chunks from
+    the release with ``checkpoint_protection_chunked_cleanup`` on, else nothing until ``c``
+    reaches it (one go).
     """
     retention = _property(metadata, "delta.logRetentionDuration", None)
     cutoff = now - interval_ms(retention or DEFAULT_LOG_RETENTION)
@@ -180,7 +190,10 @@ def expired_log_versions(
         for c in boundaries
         if 1 <= c <= min(checkpoint_version, len(adjusted)) and adjusted[c - 1] <= cutoff
     ]
-    return tuple(range(max(deletable, default=0)))
+    new_start = max(deletable, default=0)
+    if new_start and not cleanup_may_truncate(protocol, metadata, new_start, profile):
+        return ()
+    return tuple(range(new_start))
 
 
 def unexpired_tombstones(snapshot: Snapshot, now: int) -> tuple[RemoveFile, ...]:
@@ -201,10 +214,6 @@ def checkpoint_file_names(version: int, parts: int | None) -> tuple[str, ...]:
     return tuple(
         f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet" for i in range(1, parts + 1)
     )
-
-
-LATEST_PROFILE = Profile()
-"""The release whose defaults apply when a caller names none."""
 
 
 @rule("CHECKPOINT.STATS_AS_STRUCT")

@@ -24,7 +24,6 @@ from deltaspec.model.actions import (
 from deltaspec.model.checkpoint import (
     checkpoint_file_names,
     checkpoint_read,
-    cleanup_may_truncate,
     expired_log_versions,
     listed_commit_times,
     min_file_retention_timestamp,
@@ -401,10 +400,11 @@ class ModelAdapter:
         )
         # versions no longer listed take no part: times far below any listed one
         times = [listed.get(v, v - 2**62) for v in range(version + 1)]
-        expired = expired_log_versions(times, version, self.now, metadata, self.checkpoints())
         protocol = log.snapshots[version].protocol
-        profile = self.machine.profile
-        if expired and cleanup_may_truncate(protocol, metadata, expired[-1] + 1, profile):
+        expired = expired_log_versions(
+            times, version, self.now, metadata, self.checkpoints(), protocol, self.machine.profile
+        )
+        if expired:
             self.machine = replace(self.machine, log=log.cleaned_up_to(expired[-1] + 1))
             self.checkpoint_files = {
                 name: written

@@ -250,8 +250,9 @@ class ModelReader:
 
     def clean_up_expired_logs(self, root: Path) -> None:
         """RETENTION.LOG by the model's ``expired_log_versions`` (commit times: the files'
-        modification times) after the checkpoint ``_last_checkpoint`` names, with the wall clock;
-        only checkpoints that read back whole count (RETENTION.VERIFIED_CHECKPOINT)."""
+        modification times) after the checkpoint ``_last_checkpoint`` names, with the wall clock,
+        at the newest release (RETENTION.CHECKPOINT_PROTECTION: in chunks); only checkpoints
+        that read back whole count (RETENTION.VERIFIED_CHECKPOINT)."""
         import json
         import time
 
@@ -289,7 +290,7 @@ class ModelReader:
             return
         times = [int(commits[v].stat().st_mtime * 1000) for v in sorted(commits)]
         now = int(time.time() * 1000)
-        doomed = expired_log_versions(times, usable[-1], now, metadata, usable[:-1])
+        doomed = expired_log_versions(times, usable[-1], now, metadata, usable[:-1], state.protocol)
         for path in sorted(log.iterdir()):
             found = _VERSIONED.fullmatch(path.name)
             if found and int(found[1]) in doomed:

@@ -463,7 +463,7 @@ CHECKPOINT: tuple[Mutant, ...] = (
        "RETENTION.LOG", "entries[:keep_from]", "entries[:keep_from + 1]", "vectors", "services"),
     _m("checkpoint-protection-blocks-chunks", "a cleanup that creates no checkpoint is held "
        "to checkpointProtection's one-go truncation", "RETENTION.CHECKPOINT_PROTECTION",
-       "or profile.has(\"checkpoint_protection_chunked_cleanup\")", ""),
+       "or profile.has(\"checkpoint_protection_chunked_cleanup\")", "", "services", "services"),
     _m("checkpoint-protection-unknown", "a table listing checkpointProtection is refused for "
        "writing", "RETENTION.CHECKPOINT_PROTECTION",
        "features=support.features & WRITER_FEATURES)",

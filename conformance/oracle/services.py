@@ -1,6 +1,7 @@
 """The table services on real files, judged by the model: tombstone and app-transaction retention
 (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS), checkpoints written and
-read back, log cleanup (RETENTION.LOG), VACUUM, and time travel by timestamp.
+read back, log cleanup (RETENTION.LOG; on tables with ``checkpointProtection``, as the newest
+release and as 3.3.2 do, RETENTION.CHECKPOINT_PROTECTION), VACUUM, and time travel by timestamp.
 
 Each scenario is a seeded random table: commits written as Delta JSON with chosen modification
 times (steps of six hours, some equal to or earlier than the previous one, so cut-offs land on
@@ -38,6 +39,11 @@ MIDNIGHT = 1_699_920_000_000
 """2023-11-14 00:00 UTC: every scenario starts at a midnight, so cut-offs (midnights) can equal
 commit times."""
 SCENARIOS = 24
+PROTECTED_BEFORE = "delta.requireCheckpointProtectionBeforeVersion"
+ONE_GO_RELEASE = "3.3.2"
+"""A release whose cleanup deletes nothing below ``delta.requireCheckpointProtectionBeforeVersion``
+until it can reach it in one go; the newest truncates below it in chunks
+(``checkpoint_protection_chunked_cleanup``, RETENTION.CHECKPOINT_PROTECTION)."""
 
 
 class ServiceMismatch(AssertionError):
@@ -114,17 +120,37 @@ def _configuration(rng: random.Random) -> dict[str, str]:
     return conf
 
 
+def _protect(table: Table, seed: int) -> None:
+    """Three tables in four list the writer feature ``checkpointProtection`` with
+    ``delta.requireCheckpointProtectionBeforeVersion`` (RETENTION.CHECKPOINT_PROTECTION): on two
+    of them just past the latest checkpoint version, so that any cleanup starts the log below
+    it; on the third at the first or the latest checkpoint version (drawn from a generator of
+    its own, so every other draw of the scenario stays as it was), so that a cleanup may start
+    at or past it."""
+    first, latest = table.checkpoints[0], table.checkpoints[-1]
+    if seed % 4 == 0:
+        return
+    if seed % 4 == 3:
+        protected_before = random.Random(f"checkpoint protection {seed}").choice([first, latest])
+    else:
+        protected_before = latest + 1
+    table.configuration[PROTECTED_BEFORE] = str(protected_before)
+
+
 def _first_commit(table: Table, rng: random.Random) -> list[dict[str, Any]]:
     schema = {"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}  # fmt: skip
     metadata = {"id": f"services-{rng.random()}", "format": {"provider": "parquet", "options": {}},
                 "schemaString": json.dumps(schema), "partitionColumns": [],
                 "configuration": table.configuration, "createdTime": MIDNIGHT}  # fmt: skip
+    writer_features = ["deletionVectors", "domainMetadata"]
+    if PROTECTED_BEFORE in table.configuration:
+        writer_features.append("checkpointProtection")
     protocol = {
         "minReaderVersion": 3,
         "minWriterVersion": 7,
         "readerFeatures": ["deletionVectors"],
-        "writerFeatures": ["deletionVectors", "domainMetadata"],
+        "writerFeatures": writer_features,
     }
     return [{"protocol": protocol}, {"metaData": metadata}]  # fmt: skip
 
@@ -206,6 +232,7 @@ def build_table(root: Path, seed: int, server: ObjectStoreServer | None = None) 
     url = server.table_url(root.name) if server is not None else None
     table = Table(root, server, url, configuration=_configuration(rng))
     table.checkpoints = sorted(rng.sample(range(2, count), rng.randint(1, 3)))
+    _protect(table, seed)
     table.log_dir.mkdir(parents=True)
     live: list[str] = []
     for version in range(count):
@@ -540,12 +567,21 @@ def _tear_earlier_checkpoints(table: Table) -> list[int]:
     return []
 
 
+def _is_commit(name: str) -> bool:
+    return name.endswith(".json") and name[:20].isdigit()
+
+
 def check_cleanup(table: Table, rng: random.Random) -> int:
     """RETENTION.LOG at a cut-off equal to a commit's midnight: the commits deleted are the
     model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
-    state and the kept versions still read."""
+    state and the kept versions still read. On a table with ``checkpointProtection``
+    (RETENTION.CHECKPOINT_PROTECTION), a cleanup as 3.3.2 does first (nothing below the
+    protected version but in one go), then one as the newest release does at the same time
+    (in chunks): the commits both deleted are the model's for the newest release."""
     from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+    from deltaspec.impl.table.releases import CURRENT, Profile
     from deltaspec.model.checkpoint import expired_log_versions, interval_ms
+    from deltaspec.model.profiles import profile
 
     latest_checkpoint = table.checkpoints[-1]
     retention = interval_ms(table.configuration["delta.logRetentionDuration"])
@@ -553,16 +589,23 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
     model = model_snapshot(table, len(table.times) - 1)
     whole = _tear_earlier_checkpoints(table)
+    releases = [None] if PROTECTED_BEFORE not in table.configuration else [ONE_GO_RELEASE, None]
     log = table.log()
     latest = log.snapshot()
-    deleted = cleanup_expired_logs(log, latest_checkpoint, now, latest.metadata, latest.protocol)
-    got = sorted(int(n[:20]) for n in deleted if n.endswith(".json") and n[:20].isdigit())
-    want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole)
-    _agree(f"commits cleaned up at now={now}", got, list(want))
+    got: list[int] = []
+    for release in releases:
+        follows = Profile.parse(release or CURRENT)
+        deleted = cleanup_expired_logs(log, latest_checkpoint, now, latest.metadata,
+                                       latest.protocol, follows)  # fmt: skip
+        got = sorted([*got, *(int(n[:20]) for n in deleted if _is_commit(n))])
+        want = expired_log_versions(table.times, latest_checkpoint, now, model.metadata, whole,
+                                    model.protocol, profile(release))  # fmt: skip
+        at = "" if release is None else f" as {release} does"
+        _agree(f"commits cleaned up at now={now}{at}", got, list(want))
     after = table.log().snapshot()
     _agree("live files after cleanup", sorted(p for p, _ in after.files),
            sorted(model.live_paths()))  # fmt: skip
-    return 2
+    return 1 + len(releases)
 
 
 CHECKS: tuple[tuple[str, Callable[[Table, random.Random], int]], ...] = (

@@ -53,7 +53,10 @@ def test_a_stage_that_raises_fails_and_one_that_cannot_run_is_skipped() -> None:
     assert skipped.passed and skipped.skipped == "needs pyspark"
 
 
-@pytest.mark.rules("RETENTION.LOG", "RETENTION.TOMBSTONES", "RETENTION.SET_TRANSACTION")
+@pytest.mark.rules(
+    "RETENTION.LOG", "RETENTION.TOMBSTONES", "RETENTION.SET_TRANSACTION",
+    "RETENTION.CHECKPOINT_PROTECTION",
+)  # fmt: skip
 def test_the_services_agree_with_the_model_on_real_tables(tmp_path: Path) -> None:
     for seed in range(4):
         counts = services.run_scenario(seed, tmp_path)
@@ -74,9 +77,34 @@ def test_cleanup_deletes_something_in_some_scenarios(tmp_path: Path) -> None:
     assert expired >= 4
 
 
+@pytest.mark.rules("RETENTION.CHECKPOINT_PROTECTION")
+def test_protected_tables_tell_chunked_cleanup_from_one_go(tmp_path: Path) -> None:
+    """The protected scenarios are not vacuous: with every commit expired, some tables lose
+    commits below the protected version as the newest release cleans up and none as 3.3.2
+    does, and some protect a version their cleanup reaches (both releases delete)."""
+    from deltaspec.model.checkpoint import expired_log_versions
+    from deltaspec.model.profiles import profile
+
+    chunks_only = one_go = 0
+    for seed in range(8):
+        table = services.build_table(tmp_path / str(seed), seed)
+        model = services.model_snapshot(table, len(table.times) - 1)
+        if "checkpointProtection" not in (model.protocol.writer_features or ()):
+            continue
+        far = table.times[-1] + 10 * services.DAY
+        newest, old = (expired_log_versions(table.times, table.checkpoints[-1], far,
+                                            model.metadata, table.checkpoints[:-1],
+                                            model.protocol, profile(release))
+                       for release in (None, services.ONE_GO_RELEASE))  # fmt: skip
+        chunks_only += bool(newest) and not old
+        one_go += bool(old) and old == newest
+    assert chunks_only >= 3 and one_go >= 1, (chunks_only, one_go)
+
+
 SERVICE_BUGS = [
     by_id("cleanup-cutoff-exclusive"),
     by_id("vacuum-deletes-at-cutoff"),
+    by_id("checkpoint-protection-blocks-chunks"),
     Mutant("time-travel-times-not-monotonic", "", "ICT.TIME_TRAVEL", "moment = previous + 1",
            "pass", "services", function="snapshot.timestamps:commit_timestamps"),
 ]  # fmt: skip

@@ -478,6 +478,60 @@ def test_checkpoint_protection_binds_cleanups_below_the_protected_version():
         assert cleanup_may_truncate(Protocol(1, 2), meta, new_start, at)
 
 
+PROTECTED = Protocol(1, 7, writer_features=frozenset({"domainMetadata", "checkpointProtection"}))
+PROTECTED_BEFORE = "delta.requireCheckpointProtectionBeforeVersion"
+
+
+@pytest.mark.rules("RETENTION.CHECKPOINT_PROTECTION", "RETENTION.LOG")
+def test_a_cleanup_below_the_protected_version_goes_in_chunks_from_4_0_only():
+    """Checkpoints at 3, 6 and 8, every commit long expired, versions below 8 protected:
+    delta-spark 4.0.1+ truncates below 8 in chunks, 3.3.2 deletes nothing until it can reach 8
+    in one go (spec/checkpoint.md, RETENTION.CHECKPOINT_PROTECTION)."""
+    now = 100 * DAY
+    timestamps = [(v + 1) * DAY for v in range(10)]
+    meta = metadata(**{PROTECTED_BEFORE: "8"})
+    for release in ("4.4.0", "4.0.1"):
+        got = expired_log_versions(timestamps, 6, now, meta, (3,), PROTECTED, profile(release))
+        assert got == (0, 1, 2, 3, 4, 5), release
+    assert expired_log_versions(timestamps, 6, now, meta, (3,), PROTECTED) == (0, 1, 2, 3, 4, 5)
+    # 3.3.2 does not fall back to the chunk it may take: nothing, not versions 0-2 either
+    assert expired_log_versions(timestamps, 6, now, meta, (3,), PROTECTED, profile("3.3.2")) == ()
+    # once a checkpoint at 8 qualifies, everything below it goes in one go, at any release
+    for release in ("3.3.2", "4.4.0"):
+        got = expired_log_versions(timestamps, 8, now, meta, (3, 6), PROTECTED, profile(release))
+        assert got == tuple(range(8)), release
+    # the property binds only a table listing the writer feature
+    for protocol in (None, Protocol(1, 2), Protocol(3, 7, frozenset({"deletionVectors"}),
+                                                     frozenset({"deletionVectors"}))):  # fmt: skip
+        got = expired_log_versions(timestamps, 6, now, meta, (3,), protocol, profile("3.3.2"))
+        assert got == (0, 1, 2, 3, 4, 5), protocol
+    # a table that lists the feature without the property protects nothing (version 0)
+    got = expired_log_versions(timestamps, 6, now, metadata(), (3,), PROTECTED, profile("3.3.2"))
+    assert got == (0, 1, 2, 3, 4, 5)
+
+
+@pytest.mark.rules("RETENTION.CHECKPOINT_PROTECTION", "RETENTION.LOG")
+@examples(0.5)
+@given(cleanup_cases(), st.integers(0, 11), st.sampled_from(["3.3.2", "4.0.1", "4.4.0"]))
+def test_a_protected_cleanup_agrees_with_the_rule(case, protected_before, release):
+    """RETENTION.LOG's segment, on a table listing checkpointProtection: whole if its new first
+    version is at or past the protected one or the release truncates in chunks (4.0.1+), else
+    nothing (3.3.2)."""
+    timestamps, checkpoint, earlier, now, retention_text = case
+    conf = {PROTECTED_BEFORE: str(protected_before)}
+    if retention_text is not None:
+        conf["delta.logRetentionDuration"] = retention_text
+    retention = 30 * DAY if retention_text is None else duration(retention_text)
+    whole = spec_expired(timestamps, checkpoint, day_cutoff(now, retention), earlier)
+    new_start = len(whole)  # the segment is versions 0 .. new start - 1
+    chunks = release != "3.3.2"
+    want = whole if chunks or new_start >= protected_before else set()
+    got = expired_log_versions(
+        timestamps, checkpoint, now, metadata(**conf), earlier, PROTECTED, profile(release)
+    )
+    assert set(got) == want
+
+
 @pytest.mark.rules("RETENTION.LOG")
 def test_commits_before_a_checkpoint_go_only_as_a_whole():
     now = 40 * DAY
