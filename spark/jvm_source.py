@@ -2,9 +2,10 @@
 every save mode and ``.partitionBy(...)`` as delta-spark's ``format("delta")`` does.
 
 Why a JVM class: PySpark's Python data sources are written through DataSource V2, where Spark
-refuses the default save mode (ErrorIfExists) and ``ignore`` before the source runs
-(``TableProvider implementation ... cannot be written with ErrorIfExists mode``), and refuses
-``partitionBy`` on a source that cannot report a table's partitioning. A JVM
+(4.2.1) refuses the default save mode (ErrorIfExists) and ``ignore`` before the source runs
+(``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``), and ``.partitionBy`` on a source that cannot declare a
+table's partitioning (``IllegalArgumentException: requirement failed: The provided partitioning
+or clustering columns do not match the existing table's``, no error class). A JVM
 ``CreatableRelationProvider`` is written through DataSource V1's ``SaveIntoDataSourceCommand``,
 which hands it the save mode, the options (``partitionBy`` as ``__partition_columns``) and the
 DataFrame. Spark looks a format name up in the JVM's registered sources first
