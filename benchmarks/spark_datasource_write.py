@@ -1,6 +1,7 @@
-"""``df.write.format("deltaspec")`` (the Python data source) against ``DeltaWriter`` (Spark's
-native Parquet writer + one commit) and Spark's native ``df.write.parquet``, on the same cached
-DataFrame (unpartitioned and 8 table partitions).
+"""``df.write.format(...)`` through the Python data source (``deltaspec_python`` behind the JVM
+data source, which writes through DeltaWriter; ``deltaspec`` without a JDK) against
+``DeltaWriter`` (Spark's native Parquet writer + one commit) and Spark's native
+``df.write.parquet``, on the same cached DataFrame (unpartitioned and 8 table partitions).
 
 Rounds alternate the order of the three writers; each round gives two throughput ratios
 (native time / data source time, DeltaWriter time / data source time); the median and min-max
@@ -25,6 +26,7 @@ from typing import Any
 
 from benchmarks.harness import Metric, Target
 from deltaspec.spark import DeltaWriter, local_session
+from deltaspec.spark.datasource import python_format
 
 RESULTS = Path(__file__).parent / "results" / "spark_datasource_write.json"
 TARGET = Target("ratio", ">=", 0.5, "≥ 0.5× native Parquet throughput (pyarrow in Python workers)")
@@ -38,7 +40,7 @@ def _timed(write: Callable[[], object]) -> float:
 
 def _writers(frame: Any, target: Path, columns: list[str]) -> dict[str, Callable[[], object]]:
     def datasource() -> None:
-        writer = frame.write.format("deltaspec").mode("append")
+        writer = frame.write.format(python_format(frame.sparkSession)).mode("append")
         if columns:
             writer = writer.option("partitionBy", ",".join(columns))
         writer.save(str(target / "datasource"))

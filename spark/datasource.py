@@ -1,11 +1,17 @@
 """``df.write.format("deltaspec")`` and ``spark.read.format("deltaspec")``: deltaspec's Spark path
-as a Spark data source (PySpark's Python Data Source API), with delta-spark's option names.
+as a Spark data source, with delta-spark's option names.
 
 ``register(spark)`` (``local_session`` calls it) makes the name known to a session::
 
-    df.write.format("deltaspec").mode("append").option("partitionBy", "day").save(path)
+    df.write.format("deltaspec").partitionBy("day").save(path)
     spark.read.format("deltaspec").option("versionAsOf", 3).load(path)
     spark.read.format("deltaspec").option("timestampAsOf", "2026-11-01 10:00:00").load(path)
+
+With the JVM data source loaded (jvm_source.py; ``local_session`` loads it) the name is the JVM
+class's: it hands a write (every save mode, ``partitionBy``) to :class:`_JvmCallback`, which runs
+DeltaWriter on the driver, and reads through the Python data source below, then registered as
+``deltaspec_python``. Without it, ``deltaspec`` is the Python data source (PySpark's Python Data
+Source API), as described here:
 
 Reading: the log names the files (a time-travel option picks the version); each file is one input
 partition, read with pyarrow on an executor, its partition values from the log, rows a deletion
@@ -25,19 +31,25 @@ typed error: use ``DeltaWriter`` (Spark's native writer, faster too: docs/guides
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import threading
+import traceback
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark.errors import IllegalArgumentException
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import (
+    CaseInsensitiveDict,
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
@@ -57,6 +69,7 @@ from deltaspec.impl.snapshot.time_travel import version_at
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 
 from . import conditions, files, partition_sql, rewrite, stats
+from . import errors as spark_errors
 from . import schema as schemas
 from .errors import (
     InvalidConditionError,
@@ -64,6 +77,7 @@ from .errors import (
     NotNullViolationError,
     ReplaceWhereWithDynamicPartitionOverwriteError,
 )
+from .jvm_source import PROVIDER
 from .metadata_plan import plan_metadata
 from .options import WriteOptions
 from .overwrite import overwrite_removes
@@ -71,13 +85,44 @@ from .read import file_path, parse_timestamp, table_schema
 from .write import assert_removable, commit_write, require_writable
 
 NAME = "deltaspec"
+BEHIND_JVM = "deltaspec_python"  # the Python data source's name when the JVM one is "deltaspec"
 # partition column types whose text form pyarrow writes as Spark does
 _PARTITION_TYPES = {"string", "integer", "long", "short", "byte", "date", "boolean"}
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``format("deltaspec")`` known to ``spark``."""
-    spark.dataSource.register(DeltaspecDataSource)
+    """Make ``format("deltaspec")`` known to ``spark``: the JVM data source when the session has
+    it (``jvm_source.configure``; every save mode, ``partitionBy``), with this module's Python
+    data source as ``deltaspec_python`` behind it; else the Python data source alone."""
+    provider = _jvm_provider(spark)
+    if provider is None:
+        spark.dataSource.register(DeltaspecDataSource)
+        return
+    spark.dataSource.register(_BehindJvm)
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    ensure_callback_server_started(spark.sparkContext._gateway)  # type: ignore[no-untyped-call]
+    provider.setCallback(_JvmCallback(spark))
+    _convert_raised_errors()
+
+
+def python_format(spark: SparkSession) -> str:
+    """The format name of the Python data source in ``spark`` (registered): ``deltaspec_python``
+    behind the JVM data source, else ``deltaspec``."""
+    return NAME if _jvm_provider(spark) is None else BEHIND_JVM
+
+
+def _jvm_provider(spark: SparkSession) -> Any:
+    """The session's ``deltaspec.spark.jvm.DeltaspecSource`` class (Py4J), or None: not loaded,
+    or a Spark Connect session (no JVM here)."""
+    from py4j.java_gateway import JavaClass
+
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    # spark.jars live in Spark's class loader, which Py4J's JVM view searches
+    found = getattr(jvm, PROVIDER)
+    return found if isinstance(found, JavaClass) else None
 
 
 def _path(options: Mapping[str, str]) -> str:
@@ -118,6 +163,138 @@ class DeltaspecDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         return _Writer(dict(self.options), schema, overwrite)
+
+
+class _BehindJvm(DeltaspecDataSource):
+    """The Python data source behind the JVM one (it reads through this)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return BEHIND_JVM
+
+
+class _JvmCallback:
+    """What ``DeltaspecSource.java`` calls on the driver (its ``DeltaspecCallback``, through
+    Py4J's callback server): a write through DeltaWriter, a read's snapshot resolved. Each
+    returns None, or the Java exception for the user (:func:`_java_error`)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def write(self, mode: str, options: Any, jdf: Any) -> Any:
+        return self._calling(self._write, mode, dict(options), jdf)
+
+    def checkRead(self, options: Any) -> Any:  # the Java interface's name
+        return self._calling(_snapshot, CaseInsensitiveDict(dict(options)))
+
+    def _write(self, mode: str, options: dict[str, str], jdf: Any) -> None:
+        from pyspark.sql import DataFrame
+
+        from .write import DeltaWriter
+
+        lowered = {k.lower(): k for k in options}
+        path = options.pop(lowered.get("path", "path"), None)
+        if not path:
+            _path({})  # the error a missing path raises
+        spark_columns = options.pop("__partition_columns", None)
+        option_columns = options.pop(lowered.get("partitionby", "partitionBy"), None)
+        session = self.spark  # the DataFrame's own session (another of the JVM's, maybe)
+        if not jdf.sparkSession().equals(session._jsparkSession):
+            session = SparkSession(session.sparkContext, jdf.sparkSession())
+        writer = DeltaWriter(DataFrame(jdf, session)).mode(mode).options(**options)
+        if spark_columns is not None:
+            writer = writer.partitionBy(*json.loads(spark_columns))
+        elif option_columns is not None:
+            columns = [c.strip() for c in option_columns.split(",") if c.strip()]
+            writer = writer.partitionBy(*columns)
+        writer.save(str(path))
+
+    def _calling(self, function: Any, *args: Any) -> Any:
+        from pyspark.errors.exceptions.captured import CapturedException
+
+        try:
+            function(*args)
+        except errors.DeltaError as error:
+            return _java_error(self.spark, error)
+        except CapturedException as error:  # from a Spark call of the write: the JVM's own
+            origin = getattr(error, "_origin", None)
+            if origin is not None:
+                return origin
+            return _java_error(self.spark, error)
+        except Exception as error:
+            return _java_error(self.spark, error)
+        return None
+
+    class Java:
+        implements: ClassVar[list[str]] = ["deltaspec.spark.jvm.DeltaspecCallback"]
+
+
+# PySpark's converter returns these for the Java exceptions _java_error made: the very Python
+# exceptions the write raised (the last few, in case a Java caller dropped one)
+_RAISED: OrderedDict[str, BaseException] = OrderedDict()
+_RAISED_KEPT = 64
+_RAISED_LOCK = threading.Lock()
+
+
+def _java_error(spark: SparkSession, error: BaseException) -> Any:
+    """``error`` as the Java exception ``DeltaspecSource.error`` makes: PySpark's converter turns
+    it into the PySpark exception delta-spark raises, with the Delta error class
+    (``getCondition()``) and SQLSTATE; with :func:`_convert_raised_errors` installed, into
+    ``error`` itself, as the facade raises it (:func:`spark_errors.as_pyspark`)."""
+    if isinstance(error, errors.DeltaError):
+        error = spark_errors.as_pyspark(error)
+        condition, sqlstate = error.error_class, error.sqlstate or ""
+        message = str(error)
+    else:
+        condition, sqlstate = "INTERNAL_ERROR", "XX000"
+        text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        message = f"[INTERNAL_ERROR] format('deltaspec') failed in Python: {text}"
+    base = "AnalysisException"
+    for name, kind in _JAVA_BASES:
+        if isinstance(error, kind):
+            base = name
+            break
+    key = uuid.uuid4().hex
+    with _RAISED_LOCK:
+        _RAISED[key] = error
+        while len(_RAISED) > _RAISED_KEPT:
+            _RAISED.popitem(last=False)
+    factory = getattr(spark._jvm, PROVIDER)
+    return factory.error(base, condition, sqlstate, message, key)
+
+
+_JAVA_BASES: tuple[tuple[str, type[BaseException]], ...] = (
+    ("IllegalArgumentException", IllegalArgumentException),
+    ("ConcurrentModificationException", errors.DeltaConcurrentModificationException),
+)
+
+
+def _convert_raised_errors() -> None:
+    """Make PySpark's exception converter give back the Python exception a write through the
+    JVM data source raised (conflicts as ``deltaspec.spark.exceptions``' classes, the typed
+    errors as the facade's), the way delta-spark's Python package patches the same converter
+    for its conflict exceptions (``delta.exceptions.captured``). Once per process."""
+    from pyspark.errors.exceptions import captured
+
+    original = captured.convert_exception
+    if getattr(original, "_deltaspec", False):
+        return
+
+    def convert(e: Any) -> Any:
+        try:
+            key = e.pythonError() if str(e.getClass().getName()).startswith(PROVIDER) else None
+        except Exception:  # not one of ours, or the JVM is gone
+            key = None
+        if key is not None:
+            with _RAISED_LOCK:
+                raised = _RAISED.pop(str(key), None)
+            if raised is not None:
+                return raised
+        return original(e)
+
+    convert._deltaspec = True  # type: ignore[attr-defined]
+    convert._original = original  # type: ignore[attr-defined]
+    captured.convert_exception = convert
 
 
 @dataclass(frozen=True)
@@ -375,4 +552,4 @@ class _Writer(DataSourceArrowWriter):
         shutil.rmtree(os.path.join(self.root, self.staging), ignore_errors=True)
 
 
-__all__ = ["NAME", "DeltaspecDataSource", "register"]
+__all__ = ["BEHIND_JVM", "NAME", "DeltaspecDataSource", "python_format", "register"]

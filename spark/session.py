@@ -1,12 +1,17 @@
-"""A local SparkSession configured for the write path and for tests."""
+"""A local SparkSession configured for the write path and for tests; ``configure`` for a session
+the user builds."""
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Mapping
+from typing import TypeVar
 
 from pyspark.sql import SparkSession
+
+from . import jvm_source
 
 # Confs that every session writing through deltaspec.spark should have: timestamps stored
 # with Parquet statistics (INT96 columns have none), a UTC session zone (partition values and
@@ -41,6 +46,9 @@ def local_session(
     """The process's SparkSession on ``master`` (started once, then reused by getOrCreate).
 
     Points ``PYSPARK_PYTHON`` at this interpreter so Python workers run in the same environment.
+    Loads ``format("deltaspec")``'s JVM data source (:func:`configure`; ``spark.jars`` in
+    ``confs`` are kept); without a JDK to build it, warns and registers the Python data source
+    alone.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -48,9 +56,29 @@ def local_session(
     settings = {**RECOMMENDED_CONFS, **(FAST_START_CONFS if fast_start else {}), **(confs or {})}
     for key, value in settings.items():
         builder = builder.config(key, value)
+    try:
+        builder = configure(builder)
+    except jvm_source.JvmSourceUnavailable as error:
+        warnings.warn(str(error), RuntimeWarning, stacklevel=2)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     from .datasource import register  # imports pyarrow and the impl
 
     register(session)
     return session
+
+
+B = TypeVar("B", bound=SparkSession.Builder)
+
+
+def configure(builder: B) -> B:
+    """``builder`` with ``format("deltaspec")``'s JVM data source on ``spark.jars`` (the jars it
+    names already kept), for a session you build yourself, as delta-spark's
+    ``configure_spark_with_delta_pip``::
+
+        spark = configure(SparkSession.builder.master("local[4]")).getOrCreate()
+        deltaspec.spark.datasource.register(spark)
+
+    Spark reads ``spark.jars`` when its JVM starts: configure the process's first session.
+    Raises ``jvm_source.JvmSourceUnavailable`` when there is no JDK to build the jar."""
+    return jvm_source.configure(builder)

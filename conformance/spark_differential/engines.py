@@ -24,12 +24,9 @@ class Engine:
         return df.write.format(self.fmt)
 
     def partitioned(self, writer: DataFrameWriter, *columns: str) -> DataFrameWriter:
-        """delta-spark takes ``partitionBy``; a Python data source cannot (Spark checks the
-        partitioning against the source's table, which has none), so ours takes it as an option
-        (KNOWN_DIFFERENCES["partitionBy"])."""
-        if self.fmt == "delta":
-            return writer.partitionBy(*columns)
-        return writer.option("partitionBy", ",".join(columns))
+        """``writer.partitionBy(*columns)``, on both engines (ours takes it through its JVM data
+        source, spark/jvm_source.py)."""
+        return writer.partitionBy(*columns)
 
     def read(self, spark: SparkSession, root: str, **options: Any) -> DataFrame:
         reader = spark.read.format(self.fmt)

@@ -31,6 +31,29 @@ def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     return {}
 
 
+def quickstart(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """delta-spark's quickstart as its documentation writes it: create with Spark's default save
+    mode, read, overwrite, read an old version."""
+    data = spark.range(0, 5)
+    data.write.format(e.fmt).save(root)
+    df = spark.read.format(e.fmt).load(root)
+    created = sorted(map(tuple, df.collect()))
+    data = spark.range(5, 10)
+    data.write.format(e.fmt).mode("overwrite").save(root)
+    df = spark.read.format(e.fmt).option("versionAsOf", 0).load(root)
+    return {"created": created, "version 0": sorted(map(tuple, df.collect()))}
+
+
+def default_save_mode(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """``partitionBy`` in Spark's default save mode creates the table; the default mode on it
+    again fails (caught as what, with which condition), ``ignore`` writes nothing."""
+    e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).partitionBy("p").save(root)
+    again = e.write(_df(spark, [(3, "c", "z")])).partitionBy("p")
+    refused = _caught(lambda: again.save(root))
+    e.write(_df(spark, [(4, "d", "w")])).mode("ignore").save(root)
+    return {"again": refused}
+
+
 def overwrite(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append").save(root)
     e.write(_df(spark, [(9, "c", "new")])).mode("overwrite").save(root)
@@ -549,6 +572,8 @@ def dv_merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
     f.__name__: f
     for f in (
+        quickstart,
+        default_save_mode,
         create_append,
         overwrite,
         replace_where,

@@ -21,7 +21,7 @@ from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.spark import exceptions as delta_exceptions
 from deltaspec.spark import write_delta
-from deltaspec.spark.datasource import register
+from deltaspec.spark.datasource import python_format, register
 from deltaspec.spark.errors import (
     InvalidOptionError,
     NonDeterministicConditionError,
@@ -331,30 +331,29 @@ def test_restore_refuses_a_version_whose_files_were_vacuumed(
 
 
 def test_format_deltaspec_round_trip_with_options(spark: SparkSession, tmp_path: Path) -> None:
+    """The Python data source: behind the JVM one (``deltaspec_python``, which reads through it),
+    or ``deltaspec`` itself without a JDK (tests/spark/test_spark_jvm_source.py: the JVM one)."""
     register(spark)
+    fmt = python_format(spark)
     root = str(tmp_path / "t")
     df = spark.createDataFrame([(1, "a", "x"), (2, "b", None)], SCHEMA)
-    df.write.format("deltaspec").mode("append").option("partitionBy", "p").save(root)
+    df.write.format(fmt).mode("append").option("partitionBy", "p").save(root)
     extra = spark.createDataFrame([(3, "a", "z")], SCHEMA)
-    (extra.write.format("deltaspec").mode("append").option("userMetadata", "nightly")
+    (extra.write.format(fmt).mode("append").option("userMetadata", "nightly")
      .option("txnAppId", "job").option("txnVersion", 5).save(root))  # fmt: skip
-    extra.write.format("deltaspec").mode("append").option("txnAppId", "job").option(
-        "txnVersion", 5
-    ).save(root)  # already applied: skipped
+    extra.write.format(fmt).mode("append").option("txnAppId", "job").option("txnVersion", 5).save(
+        root
+    )  # already applied: skipped
     assert DeltaLog(root).latest_version() == 1
     assert _info(Path(root), 1)["userMetadata"] == "nightly"
     with pytest.raises(Exception, match="DELTA_UNSUPPORTED_FEATURE"):  # needs Spark's parser
-        extra.write.format("deltaspec").mode("overwrite").option("replaceWhere", "id = 3").save(
-            root
-        )
+        extra.write.format(fmt).mode("overwrite").option("replaceWhere", "id = 3").save(root)
     with pytest.raises(Exception, match="DELTA_REPLACE_WHERE_MISMATCH"):
-        extra.write.format("deltaspec").mode("overwrite").option("replaceWhere", "p = 'b'").save(
-            root
-        )
+        extra.write.format(fmt).mode("overwrite").option("replaceWhere", "p = 'b'").save(root)
     assert DeltaLog(root).latest_version() == 1
-    latest = spark.read.format("deltaspec").load(root)
+    latest = spark.read.format(fmt).load(root)
     assert sorted(map(tuple, latest.collect())) == [(1, "a", "x"), (2, "b", None), (3, "a", "z")]
-    first = spark.read.format("deltaspec").option("versionAsOf", 0).load(root)
+    first = spark.read.format(fmt).option("versionAsOf", 0).load(root)
     assert first.count() == 2
     metadata = DeltaLog(root).snapshot().metadata
     assert metadata.partition_columns == ("p",)

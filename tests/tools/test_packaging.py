@@ -60,6 +60,8 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",
         "deltaspec/conformance/bridge/examples/java/pom.xml",
         "deltaspec/conformance/bridge/examples/java/build.sh",
+        "deltaspec/spark/jvm/DeltaspecSource.java",
+        "deltaspec/spark/jvm/DeltaspecCallback.java",
         "deltaspec/conformance/bridge/examples/polars_read_table.py",
         "deltaspec/conformance/reports/deltars.json",
         "deltaspec/spec/scenario.schema.json",
@@ -75,6 +77,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         in_sdist = tar.getnames()
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/deltaspark_bridge.py" in in_sdist
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/java/DeltaKernelBridge.java" in in_sdist
+    assert f"{sdist.name[:-7]}/spark/jvm/DeltaspecSource.java" in in_sdist
     assert f"{sdist.name[:-7]}/LICENSE" in in_sdist
 
     site = tmp_path / "site"
