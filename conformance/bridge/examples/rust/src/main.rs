@@ -541,8 +541,10 @@ fn classify(error: &KernelError, read: Option<Option<u64>>) -> &'static str {
         // a commit line that is not JSON: the kernel's JSON handler (serde or arrow-json) fails
         KernelError::MalformedJson(_) => "CORRUPT_LOG_FILE",
         KernelError::Arrow(ArrowError::JsonError(_)) => "CORRUPT_LOG_FILE",
-        // no commit and no checkpoint at all in _delta_log: no table there
-        KernelError::EmptyLog => "TABLE_NOT_FOUND",
+        // no commit and no checkpoint at all in _delta_log, or no directory at the root
+        KernelError::EmptyLog | KernelError::InvalidTableLocation(_) => "TABLE_NOT_FOUND",
+        // "Invalid protocol action in the delta log": a protocol the kernel finds malformed
+        KernelError::InvalidProtocol(_) => "CORRUPT_LOG_FILE",
         KernelError::MissingVersion(missing) => match read {
             Some(Some(asked)) if *missing == asked => "VERSION_NOT_FOUND",
             Some(_) => "VERSIONS_NOT_CONTIGUOUS",
