@@ -19,13 +19,13 @@ use std::io::{BufRead, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use delta_kernel::arrow::array::{Array, AsArray, RecordBatch};
-use delta_kernel::arrow::error::ArrowError;
+use delta_kernel::arrow::array::{Array, AsArray, GenericListArray, OffsetSizeTrait, RecordBatch};
 use delta_kernel::arrow::datatypes::{
     DataType as ArrowType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type,
     Int32Type, Int64Type, Int8Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType,
 };
+use delta_kernel::arrow::error::ArrowError;
 use delta_kernel::engine::arrow_data::ArrowEngineData;
 use delta_kernel::history_manager::error::{LogHistoryError, NearestTimestamp};
 use delta_kernel::history_manager::{latest_version_as_of, HistoryCommitType};
@@ -76,13 +76,17 @@ fn main() {
         if line.trim().is_empty() {
             continue;
         }
-        let response = catch_unwind(AssertUnwindSafe(|| answer(&engine, &line)))
-            .unwrap_or_else(|panic| {
+        let response =
+            catch_unwind(AssertUnwindSafe(|| answer(&engine, &line))).unwrap_or_else(|panic| {
                 let id = serde_json::from_str::<Value>(&line)
                     .ok()
                     .and_then(|request| request.get("id").cloned())
                     .unwrap_or(Value::Null);
-                failed(id, "INTERNAL", &format!("the bridge panicked: {}", panic_text(&panic)))
+                failed(
+                    id,
+                    "INTERNAL",
+                    &format!("the bridge panicked: {}", panic_text(&panic)),
+                )
             });
         let text = serde_json::to_string(&response).expect("a JSON value serializes");
         if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
@@ -120,7 +124,11 @@ fn answer(engine: &Arc<dyn Engine>, line: &str) -> Value {
         }
         "close" => Value::Null,
         _ => {
-            return failed(id, "UNSUPPORTED", &format!("{method}: this bridge only reads tables"))
+            return failed(
+                id,
+                "UNSUPPORTED",
+                &format!("{method}: this bridge only reads tables"),
+            )
         }
     };
     json!({"id": id, "result": result})
@@ -213,7 +221,7 @@ fn collect_file(files: &mut Vec<Result<LiveFile, String>>, file: ScanFile) {
 
 /// The snapshot JSON of spec/bridge.md for `read_table`: version, the live files (one entry per
 /// logical file, in code point order), properties, partition columns and protocol; besides them
-/// `file_details` (size, partition values, rows a deletion vector removes), which the driver
+/// `x_file_details` (size, partition values, rows a deletion vector removes), which the driver
 /// does not judge.
 fn read_table(
     engine: &Arc<dyn Engine>,
@@ -222,7 +230,9 @@ fn read_table(
     timestamp: Option<i64>,
 ) -> Result<Value, ReadError> {
     let snapshot = match load(engine, path, version, timestamp) {
-        Err(error) if error.kind == "TABLE_NOT_FOUND" && version.is_none() && timestamp.is_none() => {
+        Err(error)
+            if error.kind == "TABLE_NOT_FOUND" && version.is_none() && timestamp.is_none() =>
+        {
             return Ok(json!({"version": -1, "files": []})); // the latest of no table: empty
         }
         loaded => loaded?,
@@ -284,7 +294,7 @@ fn read_table(
     Ok(json!({
         "version": snapshot.version(),
         "files": files.iter().map(|file| file.path.as_str()).collect::<Vec<_>>(),
-        "file_details": details,
+        "x_file_details": details,
         "properties": properties,
         "partition_columns": metadata.partition_columns(),
         "protocol": protocol_json,
@@ -336,11 +346,31 @@ fn column_values(column: &dyn Array) -> Result<Vec<Value>, ReadError> {
     let mut values = match column.data_type() {
         ArrowType::Null => vec![Value::Null; column.len()],
         ArrowType::Boolean => column.as_boolean().iter().map(|v| json!(v)).collect(),
-        ArrowType::Int8 => column.as_primitive::<Int8Type>().iter().map(|v| json!(v)).collect(),
-        ArrowType::Int16 => column.as_primitive::<Int16Type>().iter().map(|v| json!(v)).collect(),
-        ArrowType::Int32 => column.as_primitive::<Int32Type>().iter().map(|v| json!(v)).collect(),
-        ArrowType::Int64 => column.as_primitive::<Int64Type>().iter().map(|v| json!(v)).collect(),
-        ArrowType::Date32 => column.as_primitive::<Date32Type>().iter().map(|v| json!(v)).collect(),
+        ArrowType::Int8 => column
+            .as_primitive::<Int8Type>()
+            .iter()
+            .map(|v| json!(v))
+            .collect(),
+        ArrowType::Int16 => column
+            .as_primitive::<Int16Type>()
+            .iter()
+            .map(|v| json!(v))
+            .collect(),
+        ArrowType::Int32 => column
+            .as_primitive::<Int32Type>()
+            .iter()
+            .map(|v| json!(v))
+            .collect(),
+        ArrowType::Int64 => column
+            .as_primitive::<Int64Type>()
+            .iter()
+            .map(|v| json!(v))
+            .collect(),
+        ArrowType::Date32 => column
+            .as_primitive::<Date32Type>()
+            .iter()
+            .map(|v| json!(v))
+            .collect(),
         ArrowType::Float32 => column
             .as_primitive::<Float32Type>()
             .iter()
@@ -408,28 +438,8 @@ fn column_values(column: &dyn Array) -> Result<Vec<Value>, ReadError> {
                 })
                 .collect()
         }
-        ArrowType::List(_) => {
-            let array = column.as_list::<i32>();
-            let items = column_values(array.values().as_ref())?;
-            let offsets = array.value_offsets();
-            (0..array.len())
-                .map(|row| {
-                    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                    Value::Array(items[start..end].to_vec())
-                })
-                .collect()
-        }
-        ArrowType::LargeList(_) => {
-            let array = column.as_list::<i64>();
-            let items = column_values(array.values().as_ref())?;
-            let offsets = array.value_offsets();
-            (0..array.len())
-                .map(|row| {
-                    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-                    Value::Array(items[start..end].to_vec())
-                })
-                .collect()
-        }
+        ArrowType::List(_) => list_values(column.as_list::<i32>())?,
+        ArrowType::LargeList(_) => list_values(column.as_list::<i64>())?,
         ArrowType::Map(_, _) => {
             let array = column.as_map();
             let keys = column_values(array.keys().as_ref())?;
@@ -455,6 +465,17 @@ fn column_values(column: &dyn Array) -> Result<Vec<Value>, ReadError> {
         }
     }
     Ok(values)
+}
+
+/// A list column's values: each row's slice of its child column.
+fn list_values<O: OffsetSizeTrait>(array: &GenericListArray<O>) -> Result<Vec<Value>, ReadError> {
+    let items = column_values(array.values().as_ref())?;
+    let offsets = array.value_offsets();
+    Ok((0..array.len())
+        .map(|row| {
+            Value::Array(items[offsets[row].as_usize()..offsets[row + 1].as_usize()].to_vec())
+        })
+        .collect())
 }
 
 fn float(value: f64) -> Value {
@@ -493,14 +514,12 @@ fn binary<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> Vec<Value> {
 
 /// RFC 4648 base64, padded: a dozen lines rather than a crate.
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let block = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |block, (at, byte)| block | u32::from(*byte) << (16 - 8 * at));
+        let block = chunk.iter().enumerate().fold(0u32, |block, (at, byte)| {
+            block | u32::from(*byte) << (16 - 8 * at)
+        });
         for at in 0..4 {
             if at <= chunk.len() {
                 text.push(char::from(ALPHABET[(block >> (18 - 6 * at) & 63) as usize]));
