@@ -26,7 +26,8 @@ def test_the_matrix_lists_every_engine_with_its_suites(capsys):
     assert data["format"] == matrix.FORMAT == 1
     engines = {e["engine"]: e for e in data["engines"]}
     assert len(engines) >= 8
-    for name in ("impl", "model", "deltars", "polars-deltalake", "daft", "delta-spark 4.4.0"):
+    for name in ("impl", "model", "deltars", "polars-deltalake", "daft", "delta-spark 4.4.0",
+                 "delta-kernel-rs"):  # fmt: skip
         assert engines[name]["suites"], name
     assert set(engines["impl"]["suites"]) == {"scenarios", "logs", "fixtures"}
     assert set(engines["polars-deltalake"]["suites"]) == {"logs", "fixtures"}

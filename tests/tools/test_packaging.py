@@ -62,6 +62,11 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/bridge/examples/java/build.sh",
         "deltaspec/spark/jvm/DeltaspecSource.java",
         "deltaspec/spark/jvm/DeltaspecCallback.java",
+        "deltaspec/conformance/bridge/examples/rust/Cargo.toml",
+        "deltaspec/conformance/bridge/examples/rust/Cargo.lock",
+        "deltaspec/conformance/bridge/examples/rust/build.sh",
+        "deltaspec/conformance/bridge/examples/rust/run.sh",
+        "deltaspec/conformance/bridge/examples/rust/src/main.rs",
         "deltaspec/conformance/bridge/examples/polars_read_table.py",
         "deltaspec/conformance/reports/deltars.json",
         "deltaspec/spec/scenario.schema.json",
@@ -78,6 +83,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/deltaspark_bridge.py" in in_sdist
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/java/DeltaKernelBridge.java" in in_sdist
     assert f"{sdist.name[:-7]}/spark/jvm/DeltaspecSource.java" in in_sdist
+    assert f"{sdist.name[:-7]}/conformance/bridge/examples/rust/src/main.rs" in in_sdist
     assert f"{sdist.name[:-7]}/LICENSE" in in_sdist
 
     site = tmp_path / "site"
