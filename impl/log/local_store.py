@@ -20,7 +20,7 @@ from typing import BinaryIO, TypeVar
 
 from deltaspec.rules import rule
 
-from ..errors import UnsafePathError, UnsupportedLogStoreError, VersionExistsError
+from ..errors import UnsafePathError, UnsupportedLogStoreError
 from . import crashpoints, regular_files
 from .atomic_files import (
     NO_HARD_LINKS,
@@ -373,14 +373,6 @@ class LocalLogStore(LogStore):
             raise regular_files.access_error(
                 exc, table=self._table_path, version=leading_version(name), file=name
             ) from None
-
-    def _exists_error(self, name: str) -> VersionExistsError:
-        return VersionExistsError(
-            "File already exists",
-            table=self._table_path,
-            version=parse_commit_name(name),
-            file=name,
-        )
 
     def _ensure_dir(self, directory: str) -> None:
         """Create ``directory`` (and ``_delta_log``) if needed, fsyncing each new entry's parent."""

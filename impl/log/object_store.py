@@ -48,9 +48,8 @@ from ..errors import (
     LogFileTooLargeError,
     StorageOutcomeUnknownError,
     UnsupportedLogStoreError,
-    VersionExistsError,
 )
-from .names import LAST_CHECKPOINT, LOG_DIR, leading_version, parse_commit_name
+from .names import LAST_CHECKPOINT, LOG_DIR, leading_version
 from .store import (
     LAST_CHECKPOINT_MAX_BYTES,
     FileInfo,
@@ -142,7 +141,6 @@ class ObjectLogStore(LogStore):
             )
         self._table_path = table_url.rstrip("/")
         self._conditional = conditional_writes
-        self._single_writer = single_writer
         obstore = _obstore()
         url = OBJECT_SCHEMES[scheme] + self._table_path[len(scheme) :]
         config = dict(options or {})
@@ -178,11 +176,6 @@ class ObjectLogStore(LogStore):
     def table_path(self) -> str:
         return self._table_path
 
-    @property
-    def conditional_writes(self) -> bool:
-        """Whether put-if-absent is the server's create-only PUT (else: single writer only)."""
-        return self._conditional
-
     @staticmethod
     def _key(name: str) -> str:
         return "/".join([LOG_DIR, *check_name(name)])
@@ -216,14 +209,6 @@ class ObjectLogStore(LogStore):
             raise LogAccessError(
                 f"the object store failed: {message}", table=table, version=version, file=name
             ) from None
-
-    def _exists_error(self, name: str) -> VersionExistsError:
-        return VersionExistsError(
-            "File already exists",
-            table=self._table_path,
-            version=parse_commit_name(name),
-            file=name,
-        )
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ import io
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from .names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name, is_temp_name
+from ..errors import VersionExistsError
+from .names import LAST_CHECKPOINT, LOG_DIR, is_checkpoint_name, is_temp_name, parse_commit_name
 
 __all__ = [
     "LAST_CHECKPOINT_MAX_BYTES",
@@ -152,6 +153,16 @@ class LogStore(abc.ABC):
     @abc.abstractmethod
     def local_path(self, name: str) -> str | None:
         """A file-system path that pyarrow can open for ``name``, or None for non-local stores."""
+
+    def _exists_error(self, name: str) -> VersionExistsError:
+        """The error of a :meth:`write_new` whose name exists (LOG.PUT_IF_ABSENT): the table,
+        the file and, for a commit, its version."""
+        return VersionExistsError(
+            "File already exists",
+            table=self.table_path,
+            version=parse_commit_name(name),
+            file=name,
+        )
 
     def sweep_temp_files(self, older_than_ms: int) -> list[str]:
         """Delete the temporary files left by killed writers, last modified before
