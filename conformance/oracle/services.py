@@ -68,6 +68,16 @@ class Table:
     configuration: dict[str, str] = field(default_factory=dict)
     dvs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Data file path -> the deletion vector (storage type ``p``) its add and remove carry."""
+    store: Any = field(init=False)
+    """The log store of the table where the checks run (disk, or the server): one per table."""
+
+    def __post_init__(self) -> None:
+        from deltaspec.impl.log.stores import log_store_for
+
+        if self.server is None:
+            self.store = log_store_for(self.root)
+        else:
+            self.store = log_store_for(self.uri, self.server.options)
 
     @property
     def log_dir(self) -> Path:
@@ -79,17 +89,10 @@ class Table:
         return self.url if self.url is not None else self.root.as_uri()
 
     def log(self, clock: Callable[[], int] | None = None) -> Any:
-        """A fresh ``DeltaLog`` of the table where the checks run (disk, or the server)."""
+        """A fresh ``DeltaLog`` (nothing read yet) on the table's store."""
         from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-        if self.server is None:
-            return DeltaLog(str(self.root), clock=clock)
-        return DeltaLog(self.uri, clock=clock, storage_options=self.server.options)
-
-    @property
-    def store(self) -> Any:
-        """The log store of the table where the checks run."""
-        return self.log().store
+        return DeltaLog(self.store.table_path, self.store, clock=clock)
 
     def touch_log_file(self, name: str, ms: int) -> None:
         """Time a log file, where the store lets the caller choose (an object store times
