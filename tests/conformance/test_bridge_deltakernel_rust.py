@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.bridges import not_passing, on_file, run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGE = REPO / "conformance" / "bridge" / "examples" / "rust"
@@ -97,27 +98,13 @@ def bridge_command() -> str:
     return command
 
 
-def run(tmp_path: Path, command: str, suite: str, *extra: str) -> dict:
-    from deltaspec.cli import main
-
-    report = tmp_path / f"{suite}.json"
-    main(["conformance", "--adapter", f"cmd:{command}", "--suite", suite, "--known-issues",
-          str(KNOWN), *extra, "--json", str(report)])  # fmt: skip
-    return json.loads(report.read_text())
-
-
-def not_passing(data: dict, suite: str) -> dict[str, str]:
-    return {r["case"]: r["label"] for r in data["suites"][suite] if r["verdict"] != "pass"}
-
-
 @pytest.mark.slow
 def test_delta_kernel_rs_reads_the_log_vectors(tmp_path: Path, bridge_command: str) -> None:
-    data = run(tmp_path, bridge_command, "logs")
+    data = run_suite(tmp_path, bridge_command, "logs", KNOWN)
     assert not_passing(data, "logs") == LOGS_NOT_PASSING
     assert data["counts"]["logs"] == LOGS_COUNTS
-    listed = {entry["case"] for entry in json.loads(KNOWN.read_text(encoding="utf-8"))}
     failing = {case for case, label in LOGS_NOT_PASSING.items() if label != "skipped"}
-    assert failing <= listed  # every failure has its reason on file
+    assert on_file(KNOWN, failing)  # every failure has its reason on file
     timestamp_reads = "snapshot/time-travel/by-in-commit-timestamp"  # read_table_timestamp
     assert any(r["case"] == timestamp_reads for r in data["suites"]["logs"])
 
@@ -126,12 +113,11 @@ def test_delta_kernel_rs_reads_the_log_vectors(tmp_path: Path, bridge_command: s
 def test_delta_kernel_rs_reads_the_fixtures(
     tmp_path: Path, bridge_command: str, fixtures_dir: Path
 ) -> None:
-    data = run(tmp_path, bridge_command, "fixtures", "--fixtures", str(fixtures_dir))
+    data = run_suite(tmp_path, bridge_command, "fixtures", KNOWN, "--fixtures", str(fixtures_dir))
     failing = {c: label for c, label in not_passing(data, "fixtures").items() if label != "skipped"}
     assert failing == FIXTURES_NOT_PASSING
     assert data["counts"]["fixtures"] == FIXTURES_COUNTS
-    listed = {entry["case"] for entry in json.loads(KNOWN.read_text(encoding="utf-8"))}
-    assert set(failing) <= listed  # every failure has its reason on file
+    assert on_file(KNOWN, failing)  # every failure has its reason on file
     rows = [r for r in data["suites"]["fixtures"] if "/rows@" in r["case"]]  # read_rows
     assert len(rows) == 37
     assert sum(r["verdict"] == "pass" for r in rows) == 36  # one is not comparable: skipped
