@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..servers.serving import ObjectStoreServer
+    from .driver_race import StoreReplay
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,42 @@ def _object_store_race(server: ObjectStoreServer, rounds: int) -> StageResult:
     won = race_put_if_absent(server.log_store, rounds=rounds)
     conditional = race_processes(server.table_url("race"), server.options)
     unsafe = race_processes(server.table_url("race"), server.options, conditional_writes=False)
-    passed = won == rounds and conditional.many_winners == 0 and conditional.lost == 0
+    drivers = _drivers_race(server)
+    passed = (
+        won == rounds
+        and conditional.many_winners == 0
+        and conditional.lost == 0
+        and all(r.lost == 0 for r in drivers if r.store == "conditional")
+    )
     summary = (
         f"{server.kind}: {won}/{rounds} thread races had exactly one winner; "
-        f"{conditional.line('conditional store')}; {unsafe.line('single-writer store')}"
+        f"{conditional.line('conditional store')}; {unsafe.line('single-writer store')}; "
+        f"transactions of {RACED_VECTOR} from two driver processes, "
+        + "; ".join(f"{r.store} store: {r.lost}/{r.rounds} rounds lost a commit" for r in drivers)
     )
-    report = {"threads": won, "conditional": vars(conditional), "single_writer": vars(unsafe)}
+    report = {
+        "threads": won,
+        "conditional": vars(conditional),
+        "single_writer": vars(unsafe),
+        "drivers": {"vector": RACED_VECTOR, "stores": [vars(r) for r in drivers]},
+    }
     return StageResult(passed, summary, report)
+
+
+RACED_VECTOR = "log/put-if-absent/losing-writer-retries-next-version"
+"""The vector whose two commits the race stage runs at once from two drivers on a server."""
+
+
+def _drivers_race(server: ObjectStoreServer) -> list[StoreReplay]:
+    """:data:`RACED_VECTOR` replayed by one driver process per writer, its commits racing, with
+    the store that checks then writes and with the conditional store (driver_race.py)."""
+    from deltaspec.rules import spec_root
+
+    from .driver_race import replay
+
+    vector = spec_root().joinpath("scenarios", *RACED_VECTOR.split("/")[:-1])
+    text = vector.joinpath(RACED_VECTOR.rsplit("/", 1)[-1] + ".json").read_text(encoding="utf-8")
+    return replay(server, text, rounds=10)
 
 
 def _services(options: StageOptions) -> StageResult:

@@ -1,6 +1,14 @@
-"""An S3-compatible server on loopback: moto's server mode (``python -m moto.server``), which
-honours S3's conditional writes (``If-None-Match: *`` answered ``412``) as AWS S3 does since
-August 2024. It keeps its objects in memory; one bucket, :data:`BUCKET`, is created at start."""
+"""An S3-compatible server on loopback: moto's server mode, which honours S3's conditional writes
+(``If-None-Match: *`` answered ``412``) as AWS S3 does since August 2024. It keeps its objects in
+memory; one bucket, :data:`BUCKET`, is created at start.
+
+moto checks ``If-None-Match`` and then stores the object, with no lock between the two: two
+threads of ``python -m moto.server`` can both pass the check, and both writers are told they
+created the object (seen here: the race stage's thread race, 2 winners at round 195 of 200 on a
+loaded machine). AWS S3 decides a conditional PUT atomically. :func:`serve` (this module's
+``__main__``, which the tests and ``deltaspec check --store s3`` start) is moto's server with
+one request handled at a time, so its conditional PUT is atomic as S3's is; connections stay
+concurrent, and a check-then-write store's separate HEAD and PUT still interleave."""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from .process import free_port, running
 
@@ -21,7 +30,7 @@ REGION = "us-east-1"
 def s3_server() -> Iterator[dict[str, str]]:
     """Start the server; yields the obstore/delta-rs storage options that reach it."""
     port = free_port()
-    command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    command = [sys.executable, "-m", __name__, str(port)]
     with running("moto-s3", command, port):
         endpoint = f"http://127.0.0.1:{port}"
         # moto checks no signature: the bucket is made with one plain request
@@ -35,3 +44,28 @@ def s3_server() -> Iterator[dict[str, str]]:
             "secret_access_key": "deltaspec",
             "allow_http": "true",
         }
+
+
+def serve(port: int) -> None:
+    """moto's S3 server on ``127.0.0.1:port``, one request at a time (see the module docstring)."""
+    import threading
+
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import run_simple
+
+    app = DomainDispatcherApplication(create_backend_app)
+    one_at_a_time = threading.Lock()
+
+    def serial(environ: Any, start_response: Any) -> list[bytes]:
+        with one_at_a_time:
+            return list(app(environ, start_response))
+
+    run_simple("127.0.0.1", port, serial, threaded=True, request_handler=MotoRequestHandler)
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))

@@ -43,6 +43,8 @@ def test_the_race_on_a_server_loses_nothing_and_shows_the_single_writer_loss(
     assert race["threads"] == 200
     assert (race["conditional"]["many_winners"], race["conditional"]["lost"]) == (0, 0)
     assert race["single_writer"]["lost"] > 0
+    drivers = {r["store"]: r for r in race["drivers"]["stores"]}
+    assert drivers["conditional"]["lost"] == 0 and drivers["single-writer"]["lost"] > 0
 
 
 @pytest.mark.rules("RETENTION.LOG", "CHECKPOINT.LAST_CHECKPOINT")

@@ -25,6 +25,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "read_write, delete, update, compact, metadata, set_txn)")  # fmt: skip
     add("--no-put-if-absent", action="store_true",
         help="a broken log store: a write to an existing version overwrites it")  # fmt: skip
+    add("--on", choices=["s3", "azure"], metavar="STORE",
+        help="replay a violation's vector on a server started on loopback (s3 or azure): one "
+        "driver process per writer, with the store that checks then writes and with the "
+        "conditional store")  # fmt: skip
+    add("--rounds", type=int, default=10, metavar="N",
+        help="rounds of the replay --on a server, each store (default 10)")  # fmt: skip
     add("--no-symmetry", action="store_true", help="no symmetry reduction")
     add("--fault", "--mutant", dest="fault", help="swap in a model fault (a broken model rule) "
         "for the run (no-append-check-under-serializable)")  # fmt: skip
@@ -102,11 +108,15 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(violation.lines()))
         path = write_violation(config, problem, violation.trace, _regressions(args.regressions))
         print(f"vector (the correct rules' outcomes for this schedule): {path}")
+        if args.on is not None:
+            _replay_on(args.on, path, args.rounds)
         code = 1
     elif not report.complete:
         print(f"incomplete: stopped at {args.max_states:,} states; no violation so far")
     else:
         print("safe: every interleaving keeps the log, model and isolation invariants")
+    if args.on is not None and violation is None:
+        print(f"nothing to replay on {args.on}: no violation")
     if args.export is not None and not report.safe:
         print("nothing exported: the search found a violation or stopped early")
     elif args.export is not None:
@@ -119,6 +129,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report.json(), indent=2) + "\n")
     return code
+
+
+def _replay_on(kind: str, vector: Path, rounds: int) -> None:
+    """The violation's vector replayed on a server of ``kind`` with both stores."""
+    from deltaspec.conformance.oracle.driver_race import replay
+    from deltaspec.conformance.servers.serving import serving
+
+    with serving(kind) as server:
+        print(f"on {kind} ({server.base_url} on loopback), one driver process per writer, "
+              f"{rounds} rounds, each on a fresh table:")  # fmt: skip
+        for result in replay(server, vector.read_text(encoding="utf-8"), rounds):
+            print(f"  {result.line()}")
 
 
 def _regressions(chosen: Path | None) -> Path:
