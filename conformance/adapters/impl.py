@@ -412,8 +412,8 @@ class ObjectStoreImplAdapter(ImplAdapter):
     """The impl with its log on an object store (``deltaspec check --store``), data files on
     disk under ``root``. The server, not the step's clock, times every log file, so this adapter
     is on the wall clock for what depends on file times (the model's clock is the step's): log
-    cleanup by retention is off for its tables, and time travel by timestamp and VACUUM (which
-    needs a listing of the table's data files on the store) are not compared."""
+    cleanup by retention is off for its tables, and time travel by timestamp and VACUUM (its
+    data files are on disk, not on the store) are not compared."""
 
     wall_clock = True
     version_at = None  # type: ignore[assignment]

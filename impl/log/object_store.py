@@ -263,7 +263,9 @@ class ObjectLogStore(LogStore):
 
     def _listed(self, prefix: str, offset: str | None) -> list[FileInfo]:
         with self._request(prefix.rstrip("/")):
-            listing = self._api.list(self._reads, prefix=prefix, offset=offset, chunk_size=1000)
+            listing = self._api.list(
+                self._reads, prefix=prefix or None, offset=offset, chunk_size=1000
+            )
             metas = [meta for batch in listing for meta in batch]
         infos = [_info(meta["path"][len(prefix) :], meta) for meta in metas]
         infos.sort(key=lambda info: info.name)
@@ -295,6 +297,26 @@ class ObjectLogStore(LogStore):
         try:
             with self._request(name, writing=True):
                 self._api.delete(self._reads, self._key(name))
+        except FileNotFoundError:
+            return
+
+    # --- the table's other files (VACUUM) ----------------------------------------------------
+
+    def list_table_files(self) -> list[FileInfo]:
+        """Every object under the table root outside ``_delta_log/``, named by its path relative
+        to the root (``/``-separated), sorted. An object store has no links and no directories:
+        a name is an object of this table and nothing else."""
+        return [info for info in self._listed("", None) if not info.name.startswith(LOG_DIR + "/")]
+
+    def delete_table_file(self, relative: str) -> None:
+        """Delete the object ``relative`` to the table root (absent: nothing to do). A name that
+        is not a plain relative path, or lies under ``_delta_log/``, is a ValueError."""
+        parts = relative.split("/")
+        if not relative or any(p in {"", ".", ".."} for p in parts) or parts[0] == LOG_DIR:
+            raise ValueError(f"not a data file of the table: {relative!r}")
+        try:
+            with self._request(relative, writing=True):
+                self._api.delete(self._reads, relative)
         except FileNotFoundError:
             return
 

@@ -12,7 +12,9 @@ A file under the table root is deleted only when all of these hold:
 3. it is a regular file inside the table root, outside ``_delta_log`` and outside hidden
    directories (``_``/``.`` names that are not ``col=value`` partition directories); symbolic
    links are never followed and never deleted, and a file whose real path leaves the root is
-   never touched.
+   never touched. On an object store (the log's store is an
+   :class:`~deltaspec.impl.log.object_store.ObjectLogStore`) the files are the objects listed
+   under the table's prefix, deleted through the same store.
 
 The retention defaults to the table's ``delta.deletedFileRetentionDuration`` (one week); a shorter
 one raises :class:`~deltaspec.impl.errors.VacuumRetentionTooShortError` unless
@@ -44,6 +46,7 @@ from ..errors import (
 )
 from ..log import crashpoints
 from ..log.names import LOG_DIR
+from ..log.object_store import ObjectLogStore
 from ..log.regular_files import access_error
 from ..snapshot.delta_log import DeltaLog
 from ..snapshot.state import Snapshot
@@ -167,7 +170,13 @@ def vacuum(
     retention = _retention(log.table_path, snapshot, retention_ms, enforce_retention)
     cutoff = now - retention
     referenced = _referenced(log, snapshot, cutoff)
-    walk = _walk(log.table_path, referenced, cutoff)
+    store = log.store
+    objects = store if isinstance(store, ObjectLogStore) else None
+    walk = (
+        _walk(log.table_path, referenced, cutoff)
+        if objects is None
+        else _list_objects(objects, referenced, cutoff)
+    )
     result = VacuumResult(
         version=snapshot.version,
         cutoff_ms=cutoff,
@@ -182,8 +191,14 @@ def vacuum(
     )
     if before_delete is not None:
         before_delete(result)
-    if not dry_run:
+    if dry_run:
+        return result
+    if objects is None:
         _delete(log.table_path, snapshot.version, walk.doomed)
+    else:
+        for relative, _ in walk.doomed:
+            objects.delete_table_file(relative)
+            crashpoints.reached("vacuum.mid_delete")
     return result
 
 
@@ -249,6 +264,29 @@ def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
         for name in filenames:
             if not hidden_name(name):
                 _consider(directory, relative_dir, name, referenced, cutoff, real_root, found)
+    found.doomed.sort()
+    return found
+
+
+def _list_objects(store: ObjectLogStore, referenced: set[str], cutoff: int) -> _Walk:
+    """Rules 2 and 3 above on an object store, from one listing of the table's objects: every
+    key is an object of this table (no links, nothing outside the root), hidden names are left
+    out at any depth, and each distinct prefix of a kept name counts as a directory."""
+    found = _Walk()
+    directories: set[str] = set()
+    for info in store.list_table_files():
+        parts = info.name.split("/")
+        if any(hidden_name(part) for part in parts):
+            continue
+        directories.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+        if info.name in referenced:
+            continue
+        if info.modification_time >= cutoff:
+            found.too_recent += 1
+            continue
+        found.doomed.append((info.name, info.name))
+        found.doomed_bytes += info.size
+    found.directories += len(directories)
     found.doomed.sort()
     return found
 
