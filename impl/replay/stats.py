@@ -292,12 +292,11 @@ def decode_stats(
     is); null where an add has no statistics or statistics that cannot be read. ``parsed``, a
     checkpoint's ``stats_parsed`` per row (CHECKPOINT.STATS_AS_STRUCT), is taken as it is
     where a row has it: no JSON is decoded for those rows."""
+    if parsed is not None:
+        return _merged(_chunked(stats), layout, _chunked(parsed))
     strings = stats.combine_chunks() if isinstance(stats, pa.ChunkedArray) else stats
     if strings.type != pa.string():
         strings = strings.cast(pa.string())
-    if parsed is not None:
-        structs = parsed.combine_chunks() if isinstance(parsed, pa.ChunkedArray) else parsed
-        return _merged(strings, layout, structs)
     decoded = _read_fast(strings, layout)
     if decoded is None:
         return _read_slow(strings, layout)
@@ -308,22 +307,53 @@ def decode_stats(
     return decoded
 
 
-def _merged(strings: pa.Array, layout: StatsLayout, parsed: pa.Array) -> pa.StructArray:
+def _chunked(array: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray:
+    return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])
+
+
+MOST_RUNS = 4096
+"""Up to this many runs of rows without ``stats_parsed``, :func:`_merged` joins slices (one copy
+of the statistics); past it, one ``take`` over all rows."""
+
+
+def _merged(
+    strings: pa.ChunkedArray, layout: StatsLayout, parsed: pa.ChunkedArray
+) -> pa.StructArray:
     """``parsed`` (a checkpoint's ``stats_parsed``) where a row has it, the ``stats`` strings
-    decoded where it has not (all of them when ``parsed`` does not fit the schema)."""
+    decoded where it has not (all of them when ``parsed`` does not fit the schema).
+
+    The rows without it are usually few (the adds of the commits after a checkpoint), so the
+    result is the typed rows' slices around them joined with their decoded rows: one copy, not
+    a copy of every row into one array and another by ``take``."""
     try:
-        typed = conform_struct(parsed, layout.physical)
+        typed = pa.chunked_array(
+            [conform_struct(chunk, layout.physical) for chunk in parsed.chunks],
+            type=layout.physical,
+        )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return decode_stats(strings, layout)
     missing = pc.and_(typed.is_null(), strings.is_valid())
-    if not pc.any(missing).as_py():
-        return typed
+    rows = pc.indices_nonzero(missing).to_numpy()
+    if len(rows) == 0:
+        return typed.combine_chunks()
     decoded = decode_stats(strings.filter(missing), layout)
-    rows = len(typed)
-    position = pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), rows))  # row + 1
-    rank = pc.cumulative_sum(missing.cast(pa.int64()))  # decoded row + 1
-    index = pc.if_else(missing, pc.add(rank, rows - 1), pc.subtract(position, 1))
-    return pa.concat_arrays([typed, decoded]).take(index)
+    starts = [0, *(i for i in range(1, len(rows)) if rows[i] != rows[i - 1] + 1)]
+    if len(starts) > MOST_RUNS:
+        count = len(typed)
+        position = pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), count))  # row + 1
+        rank = pc.cumulative_sum(missing.cast(pa.int64()))  # decoded row + 1
+        index = pc.if_else(missing, pc.add(rank, count - 1), pc.subtract(position, 1))
+        return pa.concat_arrays([typed.combine_chunks(), decoded]).take(index)
+    pieces: list[pa.Array] = []
+    done = 0  # rows of the result so far
+    for run, first in enumerate(starts):
+        end = starts[run + 1] if run + 1 < len(starts) else len(rows)
+        at = int(rows[first])
+        pieces.extend(typed.slice(done, at - done).chunks)
+        pieces.append(decoded.slice(first, end - first))
+        done = at + end - first
+    pieces.extend(typed.slice(done).chunks)
+    return pa.concat_arrays(pieces)
 
 
 def parse_stats(

@@ -3,6 +3,7 @@ path give the same values, and both match the ``stats`` JSON the adds carry."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from datetime import UTC, date, datetime
@@ -278,3 +279,42 @@ def test_the_next_checkpoint_keeps_stats_parsed_read_from_the_last(
         after.stats_table[0].as_py()
         == stats.parse_stats(pa.array([SPARK_LIKE]), _layout())[0].as_py()
     )
+
+
+@pytest.mark.parametrize("most_runs", [stats.MOST_RUNS, 2])
+@pytest.mark.parametrize("pattern", ["none", "suffix", "prefix", "scattered", "all", "chunked"])
+def test_stats_parsed_merged_with_the_json_row_by_row(
+    pattern: str, most_runs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows without ``stats_parsed`` anywhere (a suffix, a prefix, scattered runs, every row),
+    over several chunks: each row is its ``stats_parsed`` where it has one, else its JSON; by
+    joined slices and, past ``MOST_RUNS`` runs, by one take."""
+    monkeypatch.setattr(stats, "MOST_RUNS", most_runs)
+    meta = Metadata("t", json.dumps({"type": "struct", "fields": [
+        {"name": "x", "type": "long", "nullable": True, "metadata": {}}]}))  # fmt: skip
+    layout = stats.stats_layout(meta)
+    count = 40
+    without = {
+        "none": set(),
+        "suffix": set(range(35, 40)),
+        "prefix": set(range(3)),
+        "scattered": {0, 5, 6, 7, 20, 39},
+        "all": set(range(count)),
+        "chunked": {9, 10, 11, 29},
+    }[pattern]
+    texts = [json.dumps({"numRecords": i, "minValues": {"x": -i}}) for i in range(count)]
+    rows = [
+        None if i in without else {"numRecords": 1000 + i, "minValues": {"x": i}}
+        for i in range(count)
+    ]
+    parsed_type = pa.struct(
+        [("numRecords", pa.int64()), ("minValues", pa.struct([("x", pa.int64())]))]
+    )
+    cuts = [0, 10, 25, count]
+    parsed = pa.chunked_array(
+        [pa.array(rows[a:b], type=parsed_type) for a, b in itertools.pairwise(cuts)]
+    )
+    strings = pa.chunked_array([pa.array(texts[:17]), pa.array(texts[17:])])
+    merged = stats.decode_stats(strings, layout, parsed).to_pylist()
+    expected = [(i, -i) if i in without else (1000 + i, i) for i in range(count)]
+    assert [(r["numRecords"], r["minValues"]["x"]) for r in merged] == expected
