@@ -262,7 +262,14 @@ def _write_file(path: Path, content: Any) -> None:
 # --- judging -----------------------------------------------------------------------------------
 
 
-def _judge_read(reader: LogReader, root: Path, read: LogRead) -> tuple[Verdict, list[Json]]:
+KEPT_BY_CLEANUP = "VERSION_NOT_FOUND"
+"""The error a read expects of a version the engine's log cleanup had to delete: a cleanup that
+kept it is *wrong*, not *unsafe* (log-vectors.md: deleting less loses nothing)."""
+
+
+def _judge_read(
+    reader: LogReader, root: Path, read: LogRead, cleaned: bool = False
+) -> tuple[Verdict, list[Json]]:
     at = read.at
     try:
         got = _read(reader, root, read)
@@ -279,9 +286,13 @@ def _judge_read(reader: LogReader, root: Path, read: LogRead) -> tuple[Verdict, 
                  "got": {"error": failure.kind}, "message": str(failure)[:500]}  # fmt: skip
         return verdict, [] if verdict is Verdict.PASS else [entry]
     if read.error is not None:
-        entry = {**at, "verdict": "unsafe", "expected": {"error": read.error},
+        kept = cleaned and read.error == KEPT_BY_CLEANUP
+        verdict = Verdict.WRONG if kept else Verdict.UNSAFE
+        entry = {**at, "verdict": verdict.value, "expected": {"error": read.error},
                  "got": _comparable(got, read.expect or got)}  # fmt: skip
-        return Verdict.UNSAFE, [entry]
+        if kept:
+            entry["message"] = "the log cleanup kept a version it had to delete"
+        return verdict, [entry]
     failures = []
     worst = Verdict.PASS
     for key, want in (read.expect or {}).items():
@@ -359,7 +370,7 @@ def run_log_vector(reader: LogReader, vector: LogVector) -> CaseResult:
         for index, read in enumerate(vector.reads):
             by = _interleaved(reader, hook) if hook is not None and index == 0 else reader
             try:
-                verdict, found = _judge_read(by, root, read)
+                verdict, found = _judge_read(by, root, read, vector.clean_up_expired_logs)
             except Exception as error:  # a reader crash fails the vector
                 verdict = Verdict.ERROR
                 found = [{**read.at, "verdict": "error",
