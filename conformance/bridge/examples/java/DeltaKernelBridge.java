@@ -54,7 +54,12 @@ public final class DeltaKernelBridge {
   static final String NAME = "delta-kernel-java-" + kernelVersion();
   static final ObjectMapper JSON = new ObjectMapper();
   static final List<JsonNode> CAPABILITIES =
-      List.of("actions", "read_table", "read_table_timestamp", "log_cleanup_by_retention")
+      List.of(
+              "actions",
+              "time_travel",
+              "read_table",
+              "read_table_timestamp",
+              "log_cleanup_by_retention")
           .stream()
           .map(name -> (JsonNode) JSON.getNodeFactory().textNode(name))
           .toList();

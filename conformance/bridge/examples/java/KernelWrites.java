@@ -48,6 +48,7 @@ import io.delta.kernel.exceptions.ConcurrentWriteException;
 import io.delta.kernel.exceptions.MaxCommitRetryLimitReachedException;
 import io.delta.kernel.exceptions.MetadataChangedException;
 import io.delta.kernel.exceptions.ProtocolChangedException;
+import io.delta.kernel.exceptions.TableAlreadyExistsException;
 import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.exceptions.UnsupportedProtocolVersionException;
 import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
@@ -133,6 +134,7 @@ final class KernelWrites {
     final Set<String> domainsRemoved = new LinkedHashSet<>();
     boolean finished;
     ObjectNode outcome; // the failed outcome of its begin, or null
+    ObjectNode created; // the metaData of a new table's writer
 
     Writer(Snapshot read, Operation operation) {
       this.read = read;
@@ -380,20 +382,29 @@ final class KernelWrites {
       throw new BadRequest("writer " + name + " began already");
     }
     Snapshot read;
+    boolean at = version.isIntegralNumber();
     try {
-      read = latest();
+      read = at && version.asLong() >= 0
+          ? table().getSnapshotAsOfVersion(engine, version.asLong())
+          : latest();
+      if (at && version.asLong() < 0) {
+        throw new Unsupported("begin at version -1 of an existing table");
+      }
     } catch (UnsupportedTableFeatureException | UnsupportedProtocolVersionException refused) {
       // kernel loads no snapshot of a table whose protocol it does not support: it writes none
-      System.err.println("begin " + name + ": " + DeltaKernelBridge.describe(refused));
-      Writer failed = new Writer(null, Operation.WRITE);
-      failed.outcome = JSON.createObjectNode().put("error", "UNSUPPORTED_WRITE_PROTOCOL");
-      writers.put(name, failed);
-      return failed.outcome;
+      return failedBegin(name, "UNSUPPORTED_WRITE_PROTOCOL", refused);
     } catch (TableNotFoundException none) {
-      throw new Unsupported("a writer of a new table: kernel creates one only with a create-table transaction, which takes no staged actions");
-    }
-    if (version.isIntegralNumber() && version.asLong() != read.getVersion()) {
-      throw new Unsupported("begin at an older version (no time_travel)");
+      if (at && version.asLong() >= 0) {
+        return failedBegin(name, "TABLE_NOT_FOUND", none);
+      }
+      read = null; // a writer of a new table: it commits through a create-table transaction
+    } catch (Unsupported declined) {
+      throw declined;
+    } catch (RuntimeException missing) {
+      if (!DeltaKernelBridge.classify(missing).equals("VERSION_NOT_FOUND")) {
+        throw missing;
+      }
+      return failedBegin(name, "VERSION_NOT_FOUND", missing);
     }
     String operation = spec.path("operation").asText("WRITE");
     Operation kernel;
@@ -405,12 +416,24 @@ final class KernelWrites {
         kernel = Operation.STREAMING_UPDATE;
         break;
       case "CREATE TABLE":
-        throw new Unsupported("CREATE TABLE of an existing table");
+        kernel = Operation.CREATE_TABLE;
+        break;
       default:
         kernel = Operation.MANUAL_UPDATE; // kernel names no DELETE, UPDATE, MERGE, OPTIMIZE, ...
     }
+    if ((kernel == Operation.CREATE_TABLE) != (read == null)) {
+      throw new Unsupported("kernel creates a table only where none exists, and only with CREATE TABLE");
+    }
     writers.put(name, new Writer(read, kernel));
     return null;
+  }
+
+  JsonNode failedBegin(String name, String kind, RuntimeException error) {
+    System.err.println("begin " + name + ": " + DeltaKernelBridge.describe(error));
+    Writer failed = new Writer(null, Operation.WRITE);
+    failed.outcome = JSON.createObjectNode().put("error", kind);
+    writers.put(name, failed);
+    return failed.outcome;
   }
 
   Writer writer(String name) {
@@ -441,6 +464,9 @@ final class KernelWrites {
           stageAdd(writer, (ObjectNode) body);
           break;
         case "txn":
+          if (writer.read == null) {
+            throw new Unsupported("txn in a creating commit: a create-table transaction sets no app id");
+          }
           if (writer.appId != null) {
             throw new Unsupported("a second txn: a kernel transaction sets one transaction id");
           }
@@ -469,6 +495,9 @@ final class KernelWrites {
         case "remove":
           throw new Unsupported("remove: kernel 4.4.0's public API writes no remove actions");
         case "protocol":
+          if (writer.read == null && sameProtocol(body, defaultProtocol())) {
+            break; // the protocol kernel's create-table transaction writes for a plain table
+          }
           throw new Unsupported("protocol: kernel's public API stages no protocol action (it upgrades one only for the table features its properties name)");
         case "cdc":
           throw new Unsupported("cdc: kernel's public API writes no cdc actions");
@@ -517,6 +546,10 @@ final class KernelWrites {
       throw new Unsupported("a second metaData: a kernel transaction writes one");
     }
     writer.metadataStaged = true;
+    if (before == null) { // a new table: the create-table transaction takes it whole
+      writer.created = after;
+      return;
+    }
     for (String field : List.of("id", "name", "description", "partitionColumns", "createdTime")) {
       if (!after.path(field).equals(before.path(field))) {
         throw new Unsupported("metaData." + field + " changed: kernel's update transaction changes only the schema (column mapping tables) and properties");
@@ -558,6 +591,9 @@ final class KernelWrites {
       throw new BadRequest("writer " + name + " finished already");
     }
     writer.finished = true;
+    if (writer.read == null) {
+      return commitCreate(writer);
+    }
     long readVersion = writer.read.getVersion();
     Transaction txn;
     try {
@@ -580,16 +616,58 @@ final class KernelWrites {
       writer.domainsRemoved.forEach(txn::removeDomainMetadata);
       TransactionCommitResult result = txn.commit(engine, appendActions(txn, writer.adds));
       runHooks(result);
-      ObjectNode outcome = JSON.createObjectNode();
-      outcome.put("committed", result.getVersion());
-      JsonNode info = commitInfo(result.getVersion());
-      if (info != null) {
-        outcome.set("commit_info", info);
-      }
-      return outcome;
+      return committed(result.getVersion());
     } catch (RuntimeException failed) {
       return failure(failed, writer, readVersion);
     }
+  }
+
+  /** A new table's first commit: kernel's create-table transaction with the staged metaData. */
+  JsonNode commitCreate(Writer writer) {
+    if (writer.created == null) {
+      throw new Unsupported("a first commit without metaData: a create-table transaction needs a schema");
+    }
+    StructType schema;
+    try {
+      schema = schema(JSON.readTree(writer.created.get("schemaString").asText()).get("fields"));
+    } catch (IOException | RuntimeException unreadable) {
+      throw new Unsupported("a schema this bridge does not translate: " + unreadable);
+    }
+    List<Column> partitions = new ArrayList<>();
+    writer.created.path("partitionColumns").forEach(c -> partitions.add(new Column(c.asText())));
+    Map<String, String> properties = new TreeMap<>();
+    writer.created.path("configuration").fields()
+        .forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
+    try {
+      CreateTableTransactionBuilder builder =
+          TableManager.buildCreateTableTransaction(root.toString(), schema, ENGINE_INFO);
+      if (!properties.isEmpty()) {
+        builder = builder.withTableProperties(properties);
+      }
+      if (!partitions.isEmpty()) {
+        builder = builder.withDataLayoutSpec(DataLayoutSpec.partitioned(partitions));
+      }
+      if (maxRetries != null) {
+        builder = builder.withMaxRetries(maxRetries);
+      }
+      Transaction txn = builder.build(engine);
+      writer.domainsAdded.forEach(txn::addDomainMetadata);
+      TransactionCommitResult result = txn.commit(engine, appendActions(txn, writer.adds));
+      runHooks(result);
+      return committed(result.getVersion());
+    } catch (RuntimeException failed) {
+      return failure(failed, writer, -1);
+    }
+  }
+
+  ObjectNode committed(long version) {
+    ObjectNode outcome = JSON.createObjectNode();
+    outcome.put("committed", version);
+    JsonNode info = commitInfo(version);
+    if (info != null) {
+      outcome.set("commit_info", info);
+    }
+    return outcome;
   }
 
   /** The adds as kernel's append actions: one write context per partition. */
@@ -692,11 +770,12 @@ final class KernelWrites {
     System.err.println("commit failed: " + message);
     String lower = message.toLowerCase(java.util.Locale.ROOT);
     if (failed instanceof ConcurrentTransactionException) {
-      // at build (the read snapshot has the app id already) or against a winner
-      long from = lower.contains("attempting version") ? readVersion + 1 : 0;
-      return conflict("CONCURRENT_TRANSACTION", firstWith(from, line -> line.has("txn")
+      // against a winner, else at build: the read snapshot has the app id at that version already
+      LineTest same = line -> line.has("txn")
           && line.get("txn").path("appId").asText().equals(writer.appId)
-          && line.get("txn").path("version").asLong() >= writer.appVersion), message);
+          && line.get("txn").path("version").asLong() >= writer.appVersion;
+      long winner = firstWith(readVersion + 1, same);
+      return conflict("CONCURRENT_TRANSACTION", winner >= 0 ? winner : firstWith(0, same), message);
     }
     if (failed instanceof ProtocolChangedException) {
       return conflict("PROTOCOL_CHANGED", firstWith(readVersion + 1, line -> line.has("protocol")), message);
@@ -715,6 +794,9 @@ final class KernelWrites {
         return conflict("CONCURRENT_DELETE_DELETE", -1, message); // the bridge stages no removes
       }
       return conflict("CONCURRENT_WRITE", -1, message);
+    }
+    if (failed instanceof TableAlreadyExistsException) { // a creator that lost the race for 0
+      return conflict("CONCURRENT_WRITE", firstWith(0, line -> true), message);
     }
     if (failed instanceof MaxCommitRetryLimitReachedException) {
       outcome.put("error", "MAX_COMMIT_RETRIES_EXCEEDED");
@@ -736,8 +818,7 @@ final class KernelWrites {
     {"appendonly", "APPEND_ONLY_VIOLATION"},
     {"domain metadata", "DOMAIN_METADATA_UNSUPPORTED"},
     {"domainmetadata", "DOMAIN_METADATA_UNSUPPORTED"},
-    {"isolationlevel", "INVALID_ISOLATION_LEVEL"},
-    {"unknownconfigurationexception", "INVALID_TABLE_PROPERTY"},
+    {"unknownconfigurationexception", "INVALID_TABLE_PROPERTY"}, // any delta.isolationLevel too
     {"invalidconfigurationvalueexception", "INVALID_TABLE_PROPERTY"},
     {"unsupported", "UNSUPPORTED_WRITE_PROTOCOL"},
   };
@@ -783,14 +864,20 @@ final class KernelWrites {
   JsonNode snapshot(JsonNode version) throws Exception {
     Snapshot snapshot;
     try {
-      snapshot = latest();
+      snapshot = version.isIntegralNumber()
+          ? table().getSnapshotAsOfVersion(engine, version.asLong())
+          : latest();
     } catch (TableNotFoundException none) {
       ObjectNode empty = JSON.createObjectNode();
       empty.put("version", -1);
       return empty;
-    }
-    if (version.isIntegralNumber() && version.asLong() != snapshot.getVersion()) {
-      throw new Unsupported("a snapshot of an older version (no time_travel)");
+    } catch (UnsupportedTableFeatureException | UnsupportedProtocolVersionException refused) {
+      throw new Unsupported("kernel reads no snapshot of this table: " + refused.getMessage());
+    } catch (RuntimeException missing) {
+      if (!DeltaKernelBridge.classify(missing).equals("VERSION_NOT_FOUND")) {
+        throw missing;
+      }
+      return JSON.createObjectNode(); // no snapshot at that version
     }
     ObjectNode result = DeltaKernelBridge.snapshotJson(snapshot, DeltaKernelBridge.liveFiles(engine, snapshot));
     ObjectNode apps = result.putObject("app_txns");
