@@ -50,7 +50,7 @@ FIXTURES_NOT_PASSING = {
     "fixtures/krs-cdf-column-mapping-dv/latest": "known",
     "fixtures/rs-cdf-ict/latest": "known",
 }
-FIXTURES_COUNTS = {"pass": 293, "skipped": 40, "known": 3}
+FIXTURES_COUNTS = {"pass": 329, "skipped": 4, "known": 3}
 # The scenario vectors it passes as a writer (kernel's Transaction API): any one that stops passing
 # fails the test. The others are on file (known, spec stricter, or unsafe: kernel records no reads,
 # so it misses every CONCURRENT_APPEND a read predicate should raise) or skipped below.
@@ -190,8 +190,9 @@ def test_delta_kernel_java_reads_the_fixtures(
     assert failing == FIXTURES_NOT_PASSING
     assert data["counts"]["fixtures"] == FIXTURES_COUNTS
     skipped = [r["details"][0] for r in data["suites"]["fixtures"] if r["verdict"] == "skipped"]
-    cannot_scan = [d for d in skipped if d.endswith("cannot scan")]
-    assert len(cannot_scan) == 36  # rows: the bridge reports the log-derived snapshot only
+    assert not [d for d in skipped if d.endswith("cannot scan")]  # read_rows: kernel's scan
+    rows = [r for r in data["suites"]["fixtures"] if "/rows@" in r["case"]]
+    assert len(rows) == 37 and sum(r["verdict"] == "pass" for r in rows) == 36
     assert any("VOID" in d for d in skipped)  # declined: kernel reads no void column
 
 

@@ -58,6 +58,7 @@ public final class DeltaKernelBridge {
               "actions",
               "time_travel",
               "read_table",
+              "read_rows",
               "read_table_timestamp",
               "log_cleanup_by_retention")
           .stream()
@@ -132,6 +133,9 @@ public final class DeltaKernelBridge {
         case "read_table":
           response.set("result", readTable(engine, params));
           return response;
+        case "read_rows":
+          response.set("result", readRows(engine, params));
+          return response;
         case "clean_up_expired_logs":
           response.set("result", cleanUpExpiredLogs(engine, params.path("path").asText()));
           return response;
@@ -200,14 +204,7 @@ public final class DeltaKernelBridge {
     Snapshot snapshot;
     List<Row> files;
     try {
-      Table table = Table.forPath(engine, path);
-      if (timestamp.isIntegralNumber()) {
-        snapshot = table.getSnapshotAsOfTimestamp(engine, timestamp.asLong());
-      } else if (version.isIntegralNumber()) {
-        snapshot = table.getSnapshotAsOfVersion(engine, version.asLong());
-      } else {
-        snapshot = table.getLatestSnapshot(engine);
-      }
+      snapshot = open(engine, path, version, timestamp);
       files = liveFiles(engine, snapshot); // the kernel replays the log lazily: errors show here
     } catch (TableNotFoundException error) {
       if (version.isNull() && !timestamp.isIntegralNumber()) { // the latest of no table: empty
@@ -221,6 +218,28 @@ public final class DeltaKernelBridge {
       return readError(classify(error), error);
     }
     return snapshotJson(snapshot, files);
+  }
+
+  /** The snapshot a read_table or read_rows asks for: latest, by version or by timestamp. */
+  static Snapshot open(Engine engine, String path, JsonNode version, JsonNode timestamp) {
+    Table table = Table.forPath(engine, path);
+    if (timestamp.isIntegralNumber()) {
+      return table.getSnapshotAsOfTimestamp(engine, timestamp.asLong());
+    } else if (version.isIntegralNumber()) {
+      return table.getSnapshotAsOfVersion(engine, version.asLong());
+    }
+    return table.getLatestSnapshot(engine);
+  }
+
+  /** The rows of spec/bridge.md ("Rows in JSON") for `read_rows`, or an error of log-vectors.md. */
+  static ObjectNode readRows(Engine engine, JsonNode params) {
+    try {
+      Snapshot snapshot =
+          open(engine, params.path("path").asText(), params.path("version"), params.path("timestamp"));
+      return KernelRows.rows(engine, snapshot);
+    } catch (Exception | StackOverflowError error) {
+      return readError(classify(error), error);
+    }
   }
 
   /**
