@@ -145,9 +145,9 @@ public final class DeltaKernelBridge {
           return response;
         case "begin":
           writes.now = params.path("now").asLong(writes.now);
+          String writer = params.path("writer").asText();
           response.set(
-              "result",
-              writes.begin(params.path("writer").asText(), params.path("spec"), params.path("version")));
+              "result", writes.begin(writer, params.path("spec"), params.path("version")));
           return response;
         case "read":
           writes.read(params.path("writer").asText(), params.path("read"));
@@ -234,8 +234,8 @@ public final class DeltaKernelBridge {
   /** The rows of spec/bridge.md ("Rows in JSON") for `read_rows`, or an error of log-vectors.md. */
   static ObjectNode readRows(Engine engine, JsonNode params) {
     try {
-      Snapshot snapshot =
-          open(engine, params.path("path").asText(), params.path("version"), params.path("timestamp"));
+      String path = params.path("path").asText();
+      Snapshot snapshot = open(engine, path, params.path("version"), params.path("timestamp"));
       return KernelRows.rows(engine, snapshot);
     } catch (Exception | StackOverflowError error) {
       return readError(classify(error), error);

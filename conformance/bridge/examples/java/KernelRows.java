@@ -71,7 +71,8 @@ final class KernelRows {
             CloseableIterator<ColumnarBatch> data =
                 engine
                     .getParquetHandler()
-                    .readParquetFiles(KernelWrites.iterator(List.of(file)), physical, Optional.empty())
+                    .readParquetFiles(
+                        KernelWrites.iterator(List.of(file)), physical, Optional.empty())
                     .map(read -> read.getData());
             try (CloseableIterator<FilteredColumnarBatch> logical =
                 Scan.transformPhysicalData(engine, scanState, scanFile, data)) {
@@ -98,7 +99,8 @@ final class KernelRows {
       ArrayNode values = rows.addArray();
       for (StructField field : schema.fields()) {
         int at = read.indexOf(field.getName());
-        values.add(at < 0 ? NODES.nullNode() : value(batch.getColumnVector(at), row, field.getDataType()));
+        DataType type = field.getDataType();
+        values.add(at < 0 ? NODES.nullNode() : value(batch.getColumnVector(at), row, type));
       }
     }
   }
@@ -134,7 +136,8 @@ final class KernelRows {
       ObjectNode struct = NODES.objectNode();
       List<StructField> fields = ((StructType) type).fields();
       for (int i = 0; i < fields.size(); i++) {
-        struct.set(fields.get(i).getName(), value(vector.getChild(i), row, fields.get(i).getDataType()));
+        StructField field = fields.get(i);
+        struct.set(field.getName(), value(vector.getChild(i), row, field.getDataType()));
       }
       return struct;
     } else if (type instanceof ArrayType) {

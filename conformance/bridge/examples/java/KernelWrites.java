@@ -34,6 +34,7 @@
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Snapshot;
@@ -234,7 +235,7 @@ final class KernelWrites {
   }
 
   void writeLines(long version, String lines) throws IOException {
-    Path file = logPath().resolve(String.format("%020d.json", version));
+    Path file = commitFile(version);
     Files.createDirectories(file.getParent());
     Files.write(file, lines.getBytes(StandardCharsets.UTF_8));
     Files.setLastModifiedTime(file, FileTime.fromMillis(0)); // written at clock 0
@@ -261,15 +262,22 @@ final class KernelWrites {
     for (JsonNode file : table.path("files")) {
       ObjectNode add = JSON.createObjectNode();
       add.put("path", file.get("path").asText());
-      add.set("partitionValues", file.has("partition") ? file.get("partition") : JSON.createObjectNode());
+      add.set(
+          "partitionValues",
+          file.has("partition") ? file.get("partition") : JSON.createObjectNode());
       add.put("size", 1).put("modificationTime", 0).put("dataChange", true);
       actions.add((ObjectNode) JSON.createObjectNode().set("add", add));
     }
-    table.path("app_txns").fields().forEachRemaining(e -> actions.add((ObjectNode) JSON.createObjectNode()
-        .set("txn", JSON.createObjectNode().put("appId", e.getKey()).put("version", e.getValue().asLong()))));
-    table.path("domains").fields().forEachRemaining(e -> actions.add((ObjectNode) JSON.createObjectNode()
-        .set("domainMetadata", JSON.createObjectNode().put("domain", e.getKey())
-            .put("configuration", e.getValue().asText()).put("removed", false))));
+    table.path("app_txns").fields().forEachRemaining(e -> {
+      ObjectNode txn = JSON.createObjectNode().put("appId", e.getKey());
+      txn.put("version", e.getValue().asLong());
+      actions.add((ObjectNode) JSON.createObjectNode().set("txn", txn));
+    });
+    table.path("domains").fields().forEachRemaining(e -> {
+      ObjectNode domain = JSON.createObjectNode().put("domain", e.getKey());
+      domain.put("configuration", e.getValue().asText()).put("removed", false);
+      actions.add((ObjectNode) JSON.createObjectNode().set("domainMetadata", domain));
+    });
     return actions;
   }
 
@@ -282,7 +290,8 @@ final class KernelWrites {
     List<Column> partitions = new ArrayList<>();
     table.path("partition_columns").forEach(name -> partitions.add(new Column(name.asText())));
     Map<String, String> properties = new TreeMap<>();
-    table.path("properties").fields().forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
+    table.path("properties").fields()
+        .forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
     Transaction txn;
     try {
       CreateTableTransactionBuilder builder =
@@ -294,9 +303,10 @@ final class KernelWrites {
         builder = builder.withDataLayoutSpec(DataLayoutSpec.partitioned(partitions));
       }
       txn = builder.build(engine);
-      table.path("domains").fields().forEachRemaining(e -> txn.addDomainMetadata(e.getKey(), e.getValue().asText()));
+      table.path("domains").fields()
+          .forEachRemaining(e -> txn.addDomainMetadata(e.getKey(), e.getValue().asText()));
     } catch (RuntimeException refused) {
-      throw new Unsupported("kernel's create-table transaction refuses this table: " + DeltaKernelBridge.describe(refused));
+      throw new Unsupported(REFUSES + DeltaKernelBridge.describe(refused));
     }
     List<JsonNode> adds = new ArrayList<>();
     for (JsonNode file : table.path("files")) {
@@ -311,14 +321,18 @@ final class KernelWrites {
       TransactionCommitResult result = txn.commit(engine, appendActions(txn, adds));
       runHooks(result);
     } catch (RuntimeException refused) {
-      throw new Unsupported("kernel's create-table transaction refuses this table: " + DeltaKernelBridge.describe(refused));
+      throw new Unsupported(REFUSES + DeltaKernelBridge.describe(refused));
     }
     JsonNode wanted = table.has("protocol") ? table.get("protocol") : defaultProtocol();
     JsonNode written = DeltaKernelBridge.protocolJson(latest().getProtocol());
     if (!sameProtocol(wanted, written)) {
-      throw new Unsupported("kernel's create-table transaction writes the protocol " + written + ", not the vector's " + wanted);
+      throw new Unsupported(
+          "kernel's create-table transaction writes the protocol " + written
+              + ", not the vector's " + wanted);
     }
   }
+
+  static final String REFUSES = "kernel's create-table transaction refuses this table: ";
 
   static JsonNode defaultProtocol() {
     ObjectNode protocol = JSON.createObjectNode();
@@ -361,6 +375,10 @@ final class KernelWrites {
 
   Path logPath() {
     return root.resolve("_delta_log");
+  }
+
+  Path commitFile(long version) {
+    return logPath().resolve(String.format("%020d.json", version));
   }
 
   Table table() {
@@ -422,7 +440,8 @@ final class KernelWrites {
         kernel = Operation.MANUAL_UPDATE; // kernel names no DELETE, UPDATE, MERGE, OPTIMIZE, ...
     }
     if ((kernel == Operation.CREATE_TABLE) != (read == null)) {
-      throw new Unsupported("kernel creates a table only where none exists, and only with CREATE TABLE");
+      throw new Unsupported(
+          "kernel creates a table only where none exists, and only with CREATE TABLE");
     }
     writers.put(name, new Writer(read, kernel));
     return null;
@@ -465,7 +484,8 @@ final class KernelWrites {
           break;
         case "txn":
           if (writer.read == null) {
-            throw new Unsupported("txn in a creating commit: a create-table transaction sets no app id");
+            throw new Unsupported(
+                "txn in a creating commit: a create-table transaction sets no app id");
           }
           if (writer.appId != null) {
             throw new Unsupported("a second txn: a kernel transaction sets one transaction id");
@@ -484,7 +504,8 @@ final class KernelWrites {
           String domain = body.get("domain").asText();
           domains.add(domain);
           if (writer.domainsAdded.containsKey(domain) || writer.domainsRemoved.contains(domain)) {
-            throw new Unsupported("a domain twice: a kernel transaction keeps one action per domain");
+            throw new Unsupported(
+                "a domain twice: a kernel transaction keeps one action per domain");
           }
           if (body.path("removed").asBoolean(false)) {
             writer.domainsRemoved.add(domain);
@@ -498,7 +519,9 @@ final class KernelWrites {
           if (writer.read == null && sameProtocol(body, defaultProtocol())) {
             break; // the protocol kernel's create-table transaction writes for a plain table
           }
-          throw new Unsupported("protocol: kernel's public API stages no protocol action (it upgrades one only for the table features its properties name)");
+          throw new Unsupported(
+              "protocol: kernel's public API stages no protocol action (it upgrades one only"
+                  + " for the table features its properties name)");
         case "cdc":
           throw new Unsupported("cdc: kernel's public API writes no cdc actions");
         case "commitInfo":
@@ -533,7 +556,8 @@ final class KernelWrites {
     kernel.getDescription().ifPresent(value -> metadata.put("description", value));
     metadata.put("schemaString", kernel.getSchemaString());
     metadata.putArray("partitionColumns");
-    writer.read.getPartitionColumnNames().forEach(((com.fasterxml.jackson.databind.node.ArrayNode) metadata.get("partitionColumns"))::add);
+    ArrayNode partitions = (ArrayNode) metadata.get("partitionColumns");
+    writer.read.getPartitionColumnNames().forEach(partitions::add);
     ObjectNode configuration = metadata.putObject("configuration");
     new TreeMap<>(kernel.getConfiguration()).forEach(configuration::put);
     kernel.getCreatedTime().ifPresent(value -> metadata.put("createdTime", value));
@@ -552,13 +576,16 @@ final class KernelWrites {
     }
     for (String field : List.of("id", "name", "description", "partitionColumns", "createdTime")) {
       if (!after.path(field).equals(before.path(field))) {
-        throw new Unsupported("metaData." + field + " changed: kernel's update transaction changes only the schema (column mapping tables) and properties");
+        throw new Unsupported(
+            "metaData." + field + " changed: kernel's update transaction changes only the"
+                + " schema (column mapping tables) and properties");
       }
     }
     JsonNode oldSchema = JSON.readTree(before.get("schemaString").asText());
     JsonNode newSchema = JSON.readTree(after.get("schemaString").asText());
     if (!oldSchema.equals(newSchema)) {
-      throw new Unsupported("metaData schema changed: kernel evolves a schema only on a column-mapping table");
+      throw new Unsupported(
+          "metaData schema changed: kernel evolves a schema only on a column-mapping table");
     }
     JsonNode oldConf = before.path("configuration");
     JsonNode newConf = after.path("configuration");
@@ -625,7 +652,8 @@ final class KernelWrites {
   /** A new table's first commit: kernel's create-table transaction with the staged metaData. */
   JsonNode commitCreate(Writer writer) {
     if (writer.created == null) {
-      throw new Unsupported("a first commit without metaData: a create-table transaction needs a schema");
+      throw new Unsupported(
+          "a first commit without metaData: a create-table transaction needs a schema");
     }
     StructType schema;
     try {
@@ -686,7 +714,8 @@ final class KernelWrites {
             type = field.getDataType();
           }
         }
-        boolean isNull = value.isNull() || value.asText().isEmpty(); // "" is null (ACTION.PARTITION_VALUES)
+        // "" is null (ACTION.PARTITION_VALUES)
+        boolean isNull = value.isNull() || value.asText().isEmpty();
         values.put(column, isNull ? Literal.ofNull(type) : literal(value.asText(), type));
       });
       var context = Transaction.getWriteContext(engine, state, values);
@@ -696,7 +725,8 @@ final class KernelWrites {
       }
       String path = root.toUri().resolve(add.get("path").asText()).toString();
       DataFileStatus status =
-          new DataFileStatus(path, add.path("size").asLong(1), add.path("modificationTime").asLong(0), stats);
+          new DataFileStatus(
+              path, add.path("size").asLong(1), add.path("modificationTime").asLong(0), stats);
       try (CloseableIterator<Row> actions =
           Transaction.generateAppendActions(engine, state, iterator(List.of(status)), context)) {
         actions.forEachRemaining(rows::add);
@@ -747,7 +777,7 @@ final class KernelWrites {
 
   List<JsonNode> commitLines(long version) {
     List<JsonNode> lines = new ArrayList<>();
-    Path file = logPath().resolve(String.format("%020d.json", version));
+    Path file = commitFile(version);
     if (!Files.isRegularFile(file)) {
       return lines;
     }
@@ -778,17 +808,20 @@ final class KernelWrites {
       return conflict("CONCURRENT_TRANSACTION", winner >= 0 ? winner : firstWith(0, same), message);
     }
     if (failed instanceof ProtocolChangedException) {
-      return conflict("PROTOCOL_CHANGED", firstWith(readVersion + 1, line -> line.has("protocol")), message);
+      long winner = firstWith(readVersion + 1, line -> line.has("protocol"));
+      return conflict("PROTOCOL_CHANGED", winner, message);
     }
     if (failed instanceof MetadataChangedException) {
-      return conflict("METADATA_CHANGED", firstWith(readVersion + 1, line -> line.has("metaData")), message);
+      long winner = firstWith(readVersion + 1, line -> line.has("metaData"));
+      return conflict("METADATA_CHANGED", winner, message);
     }
     if (failed instanceof ConcurrentWriteException) {
       if (lower.contains("domainmetadata action for the same domain")) {
         Set<String> mine = new LinkedHashSet<>(writer.domainsAdded.keySet());
         mine.addAll(writer.domainsRemoved);
-        return conflict("CONCURRENT_TRANSACTION", firstWith(readVersion + 1, line -> line.has("domainMetadata")
-            && mine.contains(line.get("domainMetadata").path("domain").asText())), message);
+        LineTest same = line -> line.has("domainMetadata")
+            && mine.contains(line.get("domainMetadata").path("domain").asText());
+        return conflict("CONCURRENT_TRANSACTION", firstWith(readVersion + 1, same), message);
       }
       if (lower.contains("also removes")) {
         return conflict("CONCURRENT_DELETE_DELETE", -1, message); // the bridge stages no removes
@@ -849,7 +882,7 @@ final class KernelWrites {
 
   /** The first commit from version `from` on with a line passing `test`, or -1. */
   long firstWith(long from, LineTest test) {
-    for (long version = from; Files.isRegularFile(logPath().resolve(String.format("%020d.json", version))); version++) {
+    for (long version = from; Files.isRegularFile(commitFile(version)); version++) {
       for (JsonNode line : commitLines(version)) {
         if (test.test(line)) {
           return version;
@@ -879,7 +912,8 @@ final class KernelWrites {
       }
       return JSON.createObjectNode(); // no snapshot at that version
     }
-    ObjectNode result = DeltaKernelBridge.snapshotJson(snapshot, DeltaKernelBridge.liveFiles(engine, snapshot));
+    List<Row> files = DeltaKernelBridge.liveFiles(engine, snapshot);
+    ObjectNode result = DeltaKernelBridge.snapshotJson(snapshot, files);
     ObjectNode apps = result.putObject("app_txns");
     for (String appId : appIds) {
       snapshot.getLatestTransactionVersion(engine, appId).ifPresent(v -> apps.put(appId, v));
@@ -900,7 +934,8 @@ final class KernelWrites {
   // --- vectors' JSON as kernel's values -----------------------------------------------------
 
   /** One action with the defaults of scenarios.md ("Actions") filled in. */
-  static ObjectNode resolve(JsonNode action, ObjectNode metadata, Map<String, JsonNode> files, long now) {
+  static ObjectNode resolve(
+      JsonNode action, ObjectNode metadata, Map<String, JsonNode> files, long now) {
     String kind = action.fieldNames().next();
     ObjectNode body = ((ObjectNode) action.get(kind)).deepCopy();
     ObjectNode out = JSON.createObjectNode();
@@ -1042,14 +1077,17 @@ final class KernelWrites {
         at = java.time.OffsetDateTime.parse(iso).toInstant();
       }
       long micros = at.getEpochSecond() * 1_000_000L + at.getNano() / 1_000L;
-      return type instanceof TimestampType ? Literal.ofTimestamp(micros) : Literal.ofTimestampNtz(micros);
+      return type instanceof TimestampType
+          ? Literal.ofTimestamp(micros)
+          : Literal.ofTimestampNtz(micros);
     } else if (type instanceof DoubleType) {
       return Literal.ofDouble(Double.parseDouble(text));
     } else if (type instanceof FloatType) {
       return Literal.ofFloat(Float.parseFloat(text));
     } else if (type instanceof DecimalType) {
       DecimalType decimal = (DecimalType) type;
-      return Literal.ofDecimal(new BigDecimal(text).setScale(decimal.getScale()), decimal.getPrecision(), decimal.getScale());
+      BigDecimal value = new BigDecimal(text).setScale(decimal.getScale());
+      return Literal.ofDecimal(value, decimal.getPrecision(), decimal.getScale());
     } else if (type instanceof BinaryType) {
       return Literal.ofBinary(text.getBytes(StandardCharsets.UTF_8));
     }
