@@ -55,6 +55,10 @@ FIXTURES_COUNTS = {"pass": 329, "skipped": 4, "known": 3}
 # fails the test. The others are on file (known, spec stricter, or unsafe: kernel records no reads,
 # so it misses every CONCURRENT_APPEND a read predicate should raise) or skipped below.
 SCENARIOS_PASSING = {
+    "checkpoint/interval-changed-at-a-multiple-of-the-old",
+    "checkpoint/interval-changed-by-the-commit",
+    "checkpoint/interval-of-committed-versions",
+    "checkpoint/v2-policy-checkpoint-read-back",
     "conflict/app-txn/different-app-id",
     "conflict/app-txn/duplicate-stream",
     "conflict/app-txn/written-not-read",
@@ -104,29 +108,27 @@ SCENARIOS_PASSING = {
     "txn/partition-columns/missing-partition-value",
     "txn/partition-columns/null-value-accepted",
     "txn/partition-columns/unpartitioned-with-value",
+    "txn/read-version-retained/reader-of-checkpoint-commits",
     "txn/table-properties/invalid-checkpoint-interval",
     "txn/write-boundary/add-negative-size",
     "txn/writer-features/checkpoint-protection-appends-commit",
 }
-SCENARIOS_COUNTS = {"pass": 52, "known": 53, "spec stricter": 2, "unsafe": 23, "skipped": 362}
+SCENARIOS_COUNTS = {"pass": 57, "known": 53, "spec stricter": 2, "unsafe": 24, "skipped": 356}
 # Why the others are skipped: what kernel 4.4.0's public API cannot express (UNSUPPORTED), the
 # other releases' vectors, and the capabilities it does not declare.
 SCENARIOS_SKIPPED = {
-    "remove: kernel 4.4.0's public API writes no remove actions": 211,
+    "remove: kernel 4.4.0's public API writes no remove actions": 212,
     "kernel is judged by delta-spark 4.4.0's rules only": 115,
     "protocol: kernel's public API stages no protocol action (it upgrades one only for the table "
     "features its properties name)": 10,
     "cmd:delta-kernel-java-4.4.0 cannot take ['resolve', 'try_write'] steps": 5,
-    "cmd:delta-kernel-java-4.4.0 cannot list checkpoints": 4,
     "metaData schema changed: kernel evolves a schema only on a column-mapping table": 3,
     "removing delta.enableDeletionVectors: kernel removes user properties only": 2,
     "kernel creates a table only where none exists, and only with CREATE TABLE": 2,
-    "cmd:delta-kernel-java-4.4.0 cannot take ['clean_up_log'] steps": 2,
     "a second txn: a kernel transaction sets one transaction id": 2,
     "kernel reads no snapshot of this table: Unsupported Delta table feature: table requires "
     'feature "geospatial-dev" which is unsupported by this version of Delta Kernel.': 2,
     "a metaData that changes nothing: kernel writes no metaData then": 1,
-    "cmd:delta-kernel-java-4.4.0 cannot read checksum files": 1,
     "a domain twice: a kernel transaction keeps one action per domain": 1,
     "a second metaData: a kernel transaction writes one": 1,
 }
@@ -229,4 +231,5 @@ def test_run_sh_starts_the_built_bridge() -> None:
     )
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["result"]["protocol"] == "deltaspec-bridge/1"
-    assert {"read_table", "actions", "time_travel"} <= set(answer["result"]["capabilities"])
+    declared = set(answer["result"]["capabilities"])
+    assert {"read_table", "read_rows", "actions", "time_travel", "checkpoint"} <= declared

@@ -57,6 +57,9 @@ public final class DeltaKernelBridge {
       List.of(
               "actions",
               "time_travel",
+              "checkpoint",
+              "log_cleanup",
+              "checksums",
               "read_table",
               "read_rows",
               "read_table_timestamp",
@@ -169,6 +172,17 @@ public final class DeltaKernelBridge {
           return response;
         case "snapshot":
           response.set("result", writes.snapshot(params.path("version")));
+          return response;
+        case "checkpoints":
+          ArrayNode versions = response.putArray("result");
+          writes.checkpoints().forEach(versions::add);
+          return response;
+        case "clean_up_log":
+          writes.cleanUpLog(params.path("version").asLong());
+          response.putNull("result");
+          return response;
+        case "checksum":
+          response.set("result", writes.checksum(params.path("version").asLong()));
           return response;
         case "verify":
           response.putArray("result"); // kernel has no checks of a stored log to report

@@ -928,7 +928,56 @@ final class KernelWrites {
   }
 
   void checkpoint(long version) throws IOException {
-    table().checkpoint(engine, version);
+    table().checkpoint(engine, version); // kernel's Checkpointer: the checkpoint and its hint
+  }
+
+  /** A checkpoint file: classic, multi-part, or a v2 top-level file (spec/checkpoint.md). */
+  static final java.util.regex.Pattern CHECKPOINT_FILE =
+      java.util.regex.Pattern.compile(
+          "^(\\d{20})\\.checkpoint"
+              + "(\\.\\d+\\.\\d+\\.parquet|\\.[0-9a-f-]+\\.(parquet|json)|\\.parquet)$");
+
+  /** The versions that have a checkpoint file in the log. */
+  List<Long> checkpoints() throws IOException {
+    java.util.TreeSet<Long> versions = new java.util.TreeSet<>();
+    if (root != null && Files.isDirectory(logPath())) {
+      try (Stream<Path> files = Files.list(logPath())) {
+        files.forEach(file -> {
+          var match = CHECKPOINT_FILE.matcher(file.getFileName().toString());
+          if (match.matches()) {
+            versions.add(Long.parseLong(match.group(1)));
+          }
+        });
+      }
+    }
+    return new ArrayList<>(versions);
+  }
+
+  /**
+   * scenarios.md's clean_up_log: every commit, checkpoint and checksum file of a version below a
+   * checkpointed `version` deleted, as log cleanup leaves them once they expired (kernel's own
+   * cleanup goes by file times against its retention, which a vector does not fix).
+   */
+  void cleanUpLog(long version) throws IOException {
+    if (!checkpoints().contains(version)) {
+      throw new BadRequest("clean_up_log " + version + ": that version has no checkpoint");
+    }
+    try (Stream<Path> files = Files.list(logPath())) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        String name = file.getFileName().toString();
+        name = name.startsWith(".") ? name.substring(1) : name; // Hadoop's .<file>.crc sidecars
+        if (name.length() >= 20 && name.substring(0, 20).chars().allMatch(Character::isDigit)
+            && Long.parseLong(name.substring(0, 20)) < version) {
+          Files.delete(file);
+        }
+      }
+    }
+  }
+
+  /** The checksum file kernel's post-commit hook wrote after the commit of `version`, or null. */
+  JsonNode checksum(long version) throws IOException {
+    Path crc = logPath().resolve(String.format("%020d.crc", version));
+    return Files.isRegularFile(crc) ? JSON.readTree(crc.toFile()) : null;
   }
 
   // --- vectors' JSON as kernel's values -----------------------------------------------------
