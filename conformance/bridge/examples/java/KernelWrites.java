@@ -6,13 +6,16 @@
  *   create    version 0 through kernel's create-table transaction (TableManager.
  *             buildCreateTableTransaction: the vector's schema, partition columns and properties,
  *             its files as generateAppendActions adds, its domains through addDomainMetadata);
- *             declined when kernel writes another protocol than the vector's table has, or the
- *             table carries app ids (a create-table transaction sets none). The setup commits are
- *             files, written as scenarios.md says (not validated, no commitInfo added): kernel's
- *             Transaction API always adds its own commitInfo, so it cannot write them as given.
- *   begin     the latest snapshot (Table.getLatestSnapshot); the transaction is built on it when
- *             the writer commits (Snapshot.buildUpdateTableTransaction), with the operation kernel
- *             names (WRITE, STREAMING UPDATE) or Manual Update, its only other update operation.
+ *             where kernel cannot create that table (it refuses a property such as
+ *             delta.isolationLevel, writes another protocol than the vector's, or the table
+ *             carries app ids, which a create-table transaction sets none of) version 0 is written
+ *             as the file scenarios.md describes, as the setup commits always are (not
+ *             validated, no commitInfo added: kernel's Transaction API always adds its own).
+ *   begin     the latest snapshot, or the one at `version` (time_travel); the transaction is
+ *             built on it when the writer commits (Snapshot.buildUpdateTableTransaction), with
+ *             the operation kernel names (WRITE, STREAMING UPDATE) or Manual Update, its only
+ *             other update operation. A writer of a new table (CREATE TABLE where none exists)
+ *             commits through a create-table transaction with its staged metaData.
  *   read      accepted and recorded nowhere: kernel's transactions record no reads.
  *   stage     adds through Transaction.getWriteContext + generateAppendActions (path, size,
  *             modificationTime, partition values as typed literals, stats through
@@ -22,9 +25,11 @@
  *             is UNSUPPORTED (below).
  *   commit    Transaction.commit: kernel's own commit loop and conflict resolution; its
  *             exceptions become the protocol's outcomes, then its post-commit hooks run.
- *   snapshot  the latest snapshot as the reader half reports it, plus app ids and domains asked
- *             by name (getLatestTransactionVersion, getDomainMetadata) for every app id and domain
- *             the vector names; kernel lists no tombstones, so none are reported.
+ *   snapshot  a snapshot as the reader half reports it, plus app ids and domains asked by name
+ *             (getLatestTransactionVersion, getDomainMetadata) for every app id and domain the
+ *             vector names, and delta.rowTracking; kernel lists no tombstones: none are reported.
+ *   checkpoint  Table.checkpoint (kernel's Checkpointer); checkpoints, clean_up_log and checksum
+ *             read or delete the log's files, as scenarios.md defines those steps.
  *
  * Kernel's conflict exceptions carry no version: the winner reported is the first commit after
  * the read version holding the action the exception names (a protocol, a metaData, the same app
@@ -146,8 +151,6 @@ final class KernelWrites {
   final Engine engine;
   Path root; // the table of the current vector, or null
   Integer maxRetries; // config.maxCommitAttempts: RETRY.MAX_ATTEMPTS counts the retries
-  int createdByKernel; // tables whose version 0 kernel's create-table transaction wrote
-  int createdAsFile; // tables it could not create: version 0 written as scenarios.md's file
   long now; // the clock of the last step (kernel writes with its own wall clock)
   final Map<String, Writer> writers = new HashMap<>();
   final Set<String> appIds = new LinkedHashSet<>(); // every app id the vector names
@@ -175,12 +178,10 @@ final class KernelWrites {
     if (table.isObject()) {
       try {
         createVersionZero(table);
-        createdByKernel++;
       } catch (Unsupported notKernels) { // the table kernel cannot create: version 0 as a file
         System.err.println("create: version 0 written as a file: " + notKernels.getMessage());
         deleteAll(logPath());
         writeCommit(0, versionZero(table));
-        createdAsFile++;
       }
       for (JsonNode line : commitLines(0)) {
         if (line.has("metaData")) {
