@@ -58,6 +58,8 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/bridge/examples/deltaspark_bridge.py",
         "deltaspec/conformance/bridge/examples/deltars_read_table.py",
         "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",
+        "deltaspec/conformance/bridge/examples/java/KernelWrites.java",
+        "deltaspec/conformance/bridge/examples/java/KernelRows.java",
         "deltaspec/conformance/bridge/examples/java/pom.xml",
         "deltaspec/conformance/bridge/examples/java/build.sh",
         "deltaspec/spark/jvm/DeltaspecSource.java",

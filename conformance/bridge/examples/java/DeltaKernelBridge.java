@@ -8,9 +8,11 @@
  *
  * It speaks deltaspec-bridge/1: one JSON object per line on stdin, one answer per line on stdout
  * (everything else, the kernel's and Hadoop's logging included, goes to stderr). It declares
- * read_table, read_table_timestamp and log_cleanup_by_retention; every writer request is answered
- * UNSUPPORTED, so the scenario vectors are skipped. It reports no tombstones, app ids or domains:
- * kernel's public API lists none of them, and a reader is judged only on the keys it reports.
+ * read_table, read_table_timestamp and log_cleanup_by_retention, served here, and actions, served
+ * by KernelWrites.java with kernel's Transaction API (what kernel cannot express is answered
+ * UNSUPPORTED, so those scenario vectors are skipped). A read_table reports no tombstones, app ids
+ * or domains: kernel's public API lists none of them, and a reader is judged only on the keys it
+ * reports.
  */
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -52,7 +54,17 @@ public final class DeltaKernelBridge {
   static final String NAME = "delta-kernel-java-" + kernelVersion();
   static final ObjectMapper JSON = new ObjectMapper();
   static final List<JsonNode> CAPABILITIES =
-      List.of("read_table", "read_table_timestamp", "log_cleanup_by_retention").stream()
+      List.of(
+              "actions",
+              "time_travel",
+              "checkpoint",
+              "log_cleanup",
+              "checksums",
+              "read_table",
+              "read_rows",
+              "read_table_timestamp",
+              "log_cleanup_by_retention")
+          .stream()
           .map(name -> (JsonNode) JSON.getNodeFactory().textNode(name))
           .toList();
   /** Paths are listed in code point order (String's compareTo orders UTF-16 units instead). */
@@ -89,18 +101,19 @@ public final class DeltaKernelBridge {
         new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
     System.setOut(System.err);
     Engine engine = DefaultEngine.create(new Configuration());
+    KernelWrites writes = new KernelWrites(engine);
     BufferedReader in =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line = in.readLine(); line != null; line = in.readLine()) {
       if (line.isBlank()) {
         continue;
       }
-      out.print(JSON.writeValueAsString(answer(engine, line)) + "\n");
+      out.print(JSON.writeValueAsString(answer(engine, writes, line)) + "\n");
       out.flush();
     }
   }
 
-  static ObjectNode answer(Engine engine, String line) {
+  static ObjectNode answer(Engine engine, KernelWrites writes, String line) {
     ObjectNode response = JSON.createObjectNode();
     JsonNode request;
     try {
@@ -123,15 +136,68 @@ public final class DeltaKernelBridge {
         case "read_table":
           response.set("result", readTable(engine, params));
           return response;
+        case "read_rows":
+          response.set("result", readRows(engine, params));
+          return response;
         case "clean_up_expired_logs":
           response.set("result", cleanUpExpiredLogs(engine, params.path("path").asText()));
           return response;
+        case "create":
+          writes.create(params.path("setup"));
+          response.putNull("result");
+          return response;
+        case "begin":
+          writes.now = params.path("now").asLong(writes.now);
+          String writer = params.path("writer").asText();
+          response.set(
+              "result", writes.begin(writer, params.path("spec"), params.path("version")));
+          return response;
+        case "read":
+          writes.read(params.path("writer").asText(), params.path("read"));
+          response.putNull("result");
+          return response;
+        case "stage":
+          writes.now = params.path("now").asLong(writes.now);
+          writes.stage(params.path("writer").asText(), params.path("actions"), writes.now);
+          response.putNull("result");
+          return response;
+        case "commit":
+          writes.now = params.path("now").asLong(writes.now);
+          response.set("result", writes.commit(params.path("writer").asText()));
+          return response;
+        case "checkpoint":
+          writes.now = params.path("now").asLong(writes.now);
+          writes.checkpoint(params.path("version").asLong());
+          response.putNull("result");
+          return response;
+        case "snapshot":
+          response.set("result", writes.snapshot(params.path("version")));
+          return response;
+        case "checkpoints":
+          ArrayNode versions = response.putArray("result");
+          writes.checkpoints().forEach(versions::add);
+          return response;
+        case "clean_up_log":
+          writes.cleanUpLog(params.path("version").asLong());
+          response.putNull("result");
+          return response;
+        case "checksum":
+          response.set("result", writes.checksum(params.path("version").asLong()));
+          return response;
+        case "verify":
+          response.putArray("result"); // kernel has no checks of a stored log to report
+          return response;
         case "close":
+          writes.close();
           response.putNull("result");
           return response;
         default:
-          return failed(response, "UNSUPPORTED", method + ": this bridge only reads tables");
+          return failed(response, "UNSUPPORTED", method + ": not a capability of this bridge");
       }
+    } catch (KernelWrites.Unsupported declined) {
+      return failed(response, "UNSUPPORTED", declined.getMessage());
+    } catch (KernelWrites.BadRequest malformed) {
+      return failed(response, "BAD_REQUEST", malformed.getMessage());
     } catch (Exception | LinkageError error) { // the bridge's own failure, not the kernel's
       return failed(response, "INTERNAL", describe(error));
     }
@@ -152,14 +218,7 @@ public final class DeltaKernelBridge {
     Snapshot snapshot;
     List<Row> files;
     try {
-      Table table = Table.forPath(engine, path);
-      if (timestamp.isIntegralNumber()) {
-        snapshot = table.getSnapshotAsOfTimestamp(engine, timestamp.asLong());
-      } else if (version.isIntegralNumber()) {
-        snapshot = table.getSnapshotAsOfVersion(engine, version.asLong());
-      } else {
-        snapshot = table.getLatestSnapshot(engine);
-      }
+      snapshot = open(engine, path, version, timestamp);
       files = liveFiles(engine, snapshot); // the kernel replays the log lazily: errors show here
     } catch (TableNotFoundException error) {
       if (version.isNull() && !timestamp.isIntegralNumber()) { // the latest of no table: empty
@@ -173,6 +232,28 @@ public final class DeltaKernelBridge {
       return readError(classify(error), error);
     }
     return snapshotJson(snapshot, files);
+  }
+
+  /** The snapshot a read_table or read_rows asks for: latest, by version or by timestamp. */
+  static Snapshot open(Engine engine, String path, JsonNode version, JsonNode timestamp) {
+    Table table = Table.forPath(engine, path);
+    if (timestamp.isIntegralNumber()) {
+      return table.getSnapshotAsOfTimestamp(engine, timestamp.asLong());
+    } else if (version.isIntegralNumber()) {
+      return table.getSnapshotAsOfVersion(engine, version.asLong());
+    }
+    return table.getLatestSnapshot(engine);
+  }
+
+  /** The rows of spec/bridge.md ("Rows in JSON") for `read_rows`, or an error of log-vectors.md. */
+  static ObjectNode readRows(Engine engine, JsonNode params) {
+    try {
+      String path = params.path("path").asText();
+      Snapshot snapshot = open(engine, path, params.path("version"), params.path("timestamp"));
+      return KernelRows.rows(engine, snapshot);
+    } catch (Exception | StackOverflowError error) {
+      return readError(classify(error), error);
+    }
   }
 
   /**

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-sources=(pom.xml DeltaKernelBridge.java build.sh)
+sources=(pom.xml DeltaKernelBridge.java KernelWrites.java KernelRows.java build.sh)
 hash=$(cd "$here" && cat "${sources[@]}" | sha256sum | cut -c1-16)
 cache=${DELTASPEC_CACHE:-$HOME/.cache/deltaspec}/bridges/java
 home=$cache/$hash
