@@ -52,7 +52,8 @@ def drop_keys(table: pa.Table, keys: set[tuple[str, str | None]]) -> pa.Table:
 def refuse_duplicate_keys(adds: pa.Table, table: str, version: int, file: str) -> None:
     """A checkpoint holds each live file once (CHECKPOINT.CONTENTS): two rows with one file key
     mean a corrupt checkpoint, not a file to keep twice."""
-    if pc.count_distinct(adds.column("path")).as_py() == adds.num_rows:
+    # unique's hash kernel takes about half the time of count_distinct's on 1M paths
+    if len(pc.unique(adds.column("path"))) == adds.num_rows:
         return
     keys = table_keys(adds)
     seen: set[tuple[str, str | None]] = set()

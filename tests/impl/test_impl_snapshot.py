@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
@@ -604,3 +605,21 @@ def test_replay_matches_naive_fold_with_and_without_checkpoint(commits, checkpoi
             snapshot = log.snapshot(version)
             assert set(snapshot.files) == live
             assert set(snapshot.tombstones) == dead
+
+
+@pytest.mark.rules("CHECKPOINT.CONTENTS")
+def test_a_checkpoint_holding_a_live_file_twice_is_corrupt(table):
+    """Two rows of one file key in a checkpoint are a corrupt checkpoint, named with its
+    version and file, not a file kept twice."""
+    table.create(add("a"), add("b"))
+    log = table.log()
+    write_checkpoint(log, log.snapshot(0), now_ms=NOW)
+    name = "00000000000000000000.checkpoint.parquet"
+    path = table.root / "_delta_log" / name
+    rows = pq.read_table(path)
+    is_add = pc.is_valid(pc.struct_field(rows.column("add"), "path"))
+    pq.write_table(pa.concat_tables([rows, rows.filter(is_add).slice(0, 1)]), path)
+    (table.root / "_delta_log" / commit_name(0)).unlink()  # the checkpoint is the only copy
+    with pytest.raises(CorruptLogError, match="holds live file 'a' twice") as failed:
+        table.log().snapshot()
+    assert (failed.value.version, failed.value.file) == (0, name)
