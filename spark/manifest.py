@@ -71,14 +71,14 @@ def _delete_stale(root: str, keep: set[str]) -> None:
                 os.unlink(full)
 
 
-def after_commit(root: str, version: int | None) -> None:
+def after_commit(root: str, version: int | None, log: DeltaLog | None = None) -> None:
     """The post-commit hook: regenerate when the table asks for it (``ENABLED``). The commit is
     in the log whatever happens here, so a failure is a warning, never an error a caller would
     retry (``generate`` rebuilds every manifest the next time)."""
     if version is None:
         return
     try:
-        snapshot = DeltaLog(root).snapshot(version)
+        snapshot = (log or DeltaLog(root)).snapshot(version)
         if snapshot.metadata.configuration.get(ENABLED, "false").strip().lower() == "true":
             generate(snapshot)
     except (OSError, DeltaError) as error:
