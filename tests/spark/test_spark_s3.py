@@ -91,15 +91,10 @@ def interop(  # pragma: no cover - spawned
     spark.createDataFrame([(4, "a")], schema).write.format("delta").mode("append").save(theirs)
     spark.sql(f"DELETE FROM delta.`{theirs}` WHERE id = 2")
     spark.createDataFrame([(5, "c")], schema).write.format("delta").mode("overwrite").save(theirs)
-    versions = range(4)
-    their_rows = [
-        _rows(spark.read.format("delta").option("versionAsOf", v).load(theirs)) for v in versions
-    ]
-    their_files = [
-        sorted(spark.read.format("delta").option("versionAsOf", v).load(theirs).inputFiles())
-        for v in versions
-    ]
-    our_read = [_rows(read_table(spark, theirs, version=v)) for v in versions]
+    versions = [spark.read.format("delta").option("versionAsOf", v).load(theirs) for v in range(4)]
+    their_rows = [_rows(frame) for frame in versions]
+    their_files = [sorted(frame.inputFiles()) for frame in versions]
+    our_read = [_rows(read_table(spark, theirs, version=v)) for v in range(len(versions))]
     return {
         "release": engine_version(spark),
         "delta_read": delta_read,
