@@ -125,6 +125,10 @@ def test_delta_spark_and_our_spark_path_read_each_others_s3_tables(
     log = DeltaLog(ours.replace("s3a://", "s3://"), storage_options=server.options)
     latest = log.snapshot()
     assert latest.version == len(OUR_WRITES) - 1
+    # statistics from the footers read in the bucket
+    counted = [stats.num_records(a.stats) for a in latest.files.values()]
+    assert sum(c or 0 for c in counted) == len(expected_versions(OUR_WRITES)[-1]) and all(counted)
+    assert all('"minValues":{"id":' in (a.stats or "") for a in latest.files.values())
     listed = filesystem(server.options).get_file_info(
         fs.FileSelector(object_path(ours, ""), recursive=True)
     )
