@@ -23,6 +23,7 @@ from deltaspec.impl.snapshot.state import Snapshot
 
 from .files import safe_directory
 from .read import file_path
+from .s3a import local_root
 
 MANIFEST_DIR = "_symlink_format_manifest"
 ENABLED = "delta.compatibility.symlinkFormatManifest.enabled"
@@ -30,7 +31,7 @@ ENABLED = "delta.compatibility.symlinkFormatManifest.enabled"
 
 def generate(snapshot: Snapshot) -> list[str]:
     """Write the manifests of ``snapshot``; returns the manifest files written (relative)."""
-    root = os.path.abspath(snapshot.table_path)
+    root = local_root(snapshot.table_path, "a symlink manifest")
     live = list(snapshot.files.values())
     if any(f.deletion_vector is not None for f in live):
         raise UnsupportedFeatureError(

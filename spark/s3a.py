@@ -32,6 +32,7 @@ from .s3a_jars import s3a_jars
 __all__ = [
     "S3Endpoint",
     "configure_s3",
+    "local_root",
     "s3_confs",
     "storage_options_of",
     "table_location",
@@ -167,9 +168,18 @@ def table_location(
     text = os.fspath(path)
     if is_s3(text):
         return text.rstrip("/"), storage_options_of(spark)
+    return local_root(text, "a write or read through Spark"), None
+
+
+def local_root(path: str | os.PathLike[str], what: str) -> str:
+    """The absolute path of the local table at ``path``, for the operations that take local
+    tables only (``what`` names it): an object-store URL is refused, typed, rather than read as
+    a relative local path."""
+    text = os.fspath(path)
     if is_object_store_url(text):
         raise UnsupportedFeatureError(
-            f"the Spark path writes local tables and s3:// or s3a:// ones, not {text!r}",
+            f"{what} of {text!r}: the Spark path writes and reads s3:// and s3a:// tables, and "
+            "does everything else on local tables only",
             table=text,
         )
-    return os.path.abspath(text), None
+    return os.path.abspath(text)

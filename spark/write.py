@@ -279,7 +279,7 @@ def create_table(
 ) -> int:
     """CREATE TABLE at ``path`` with ``schema`` as given (NOT NULL columns stay NOT NULL) and
     table ``properties`` (``delta.constraints.<name>`` adds a CHECK constraint)."""
-    root = os.path.abspath(path)
+    root = s3a.local_root(path, "CREATE TABLE")
     txn = OptimisticTransaction(DeltaLog(root), None)
     data = json.loads(schema.json())
     config = dict(properties or {})

@@ -23,7 +23,7 @@ from deltaspec.conformance.servers.serving import ObjectStoreServer, serving
 from deltaspec.impl import codec
 from deltaspec.impl.errors import UnsupportedFeatureError
 from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.spark import s3a, s3a_jars, stats
+from deltaspec.spark import DeltaTable, s3a, s3a_jars, stats
 from deltaspec.spark.errors import InvalidOptionError
 from deltaspec.spark.object_files import filesystem, object_path
 
@@ -199,3 +199,12 @@ def test_hadoop_aws_comes_without_the_sdk_bundle() -> None:
 def test_the_spark_path_refuses_object_stores_other_than_s3() -> None:
     with pytest.raises(UnsupportedFeatureError, match="s3a://"):
         s3a.table_location(None, "az://container/table")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("url", ["s3a://bucket/t", "s3://bucket/t", "az://container/t"])
+def test_what_takes_local_tables_only_refuses_a_url_typed(url: str) -> None:
+    """DML, OPTIMIZE, RESTORE, DeltaTable…: a URL is refused, not read as a relative path."""
+    with pytest.raises(UnsupportedFeatureError, match="local tables only"):
+        s3a.local_root(url, "DML")
+    with pytest.raises(UnsupportedFeatureError, match="DeltaTable"):
+        DeltaTable.forPath(None, url)  # type: ignore[arg-type]
