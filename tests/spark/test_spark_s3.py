@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -192,8 +193,19 @@ def test_hadoop_aws_comes_without_the_sdk_bundle() -> None:
     assert (aws.artifact, aws.version) == ("hadoop-aws", hadoop)
     assert aws.exclusions == ("software.amazon.awssdk:bundle",)
     assert {d.artifact for d in sdk} == {"s3", "s3-transfer-manager"}
-    with pytest.raises(s3a_jars.S3aJarsUnavailable, match="no AWS SDK version"):
+    with pytest.raises(s3a_jars.S3aJarsUnavailable, match=r"no s3a jars pinned for Hadoop 2\.7\.1"):
         s3a_jars.dependencies("2.7.1")
+
+
+def test_jars_other_than_the_pinned_ones_are_found(tmp_path: Path) -> None:
+    pinned = dict(s3a_jars.pins(s3a_jars.hadoop_version())["jars"])
+    assert len(pinned) == 37 and any(n.startswith("hadoop-aws-") for n in pinned)
+    first, second, *_ = sorted(pinned)
+    (tmp_path / first).write_bytes(b"not the jar")
+    (tmp_path / "extra-1.0.jar").write_bytes(b"")
+    wrong = s3a_jars.mismatches(tmp_path, {first: pinned[first], second: pinned[second]})
+    assert wrong[:2] == ["unpinned extra-1.0.jar", f"missing {second}"]
+    assert wrong[2].startswith(f"{first}: sha256 ") and len(wrong) == 3
 
 
 def test_the_spark_path_refuses_object_stores_other_than_s3() -> None:
