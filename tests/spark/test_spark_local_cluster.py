@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.spawned import reported
 
 from deltaspec.conformance.servers.serving import serving
 from deltaspec.spark import s3a_jars
@@ -33,6 +34,7 @@ S3_WRITES = [("append", [(1, "a"), (2, "b"), (3, None)]), ("dynamic", [(4, "b")]
 S3_VERSIONS = [[(1, "a"), (2, "b"), (3, None)], [(1, "a"), (3, None), (4, "b")]]
 
 
+@reported
 def on_cluster(  # pragma: no cover - spawned
     names: tuple[str, ...], options: dict[str, str], url: str
 ) -> dict[str, object]:

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 import pytest
 from pyarrow import fs
+from support.spawned import reported
 
 from deltaspec.conformance.servers.serving import ObjectStoreServer, serving
 from deltaspec.impl import codec
@@ -61,6 +62,7 @@ def _rows(frame: Any) -> Rows:
     return sorted((tuple(r) for r in frame.collect()), key=repr)
 
 
+@reported
 def interop(  # pragma: no cover - spawned
     options: dict[str, str], ours: str, theirs: str
 ) -> dict[str, Any]:
