@@ -28,6 +28,7 @@ from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from . import conditions, manifest, rewrite
 from .errors import NonPartitionColumnReferenceError
 from .read import scan
+from .s3a import local_root
 from .write import require_writable, write_data
 
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
@@ -191,7 +192,7 @@ def compact(
     """Compact the files of each partition in [start, end] of ``date_column`` (a partition
     column), or of the whole table when no column is given, into ``target_files`` files per
     partition or files of about ``target_file_bytes``."""
-    root = os.path.abspath(path)
+    root = local_root(path, "OPTIMIZE")
     txn = OptimisticTransaction(DeltaLog(root))
     snapshot = txn.snapshot
     if snapshot is None:

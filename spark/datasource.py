@@ -82,6 +82,7 @@ from .metadata_plan import plan_metadata
 from .options import WriteOptions
 from .overwrite import overwrite_removes
 from .read import file_path, parse_timestamp, table_schema
+from .s3a import local_root
 from .write import assert_removable, commit_write, require_writable
 
 NAME = "deltaspec"
@@ -129,7 +130,7 @@ def _path(options: Mapping[str, str]) -> str:
     path = options.get("path")
     if not path:
         raise InvalidOptionError("format('deltaspec') needs a path: .save(path) or .load(path)")
-    return os.path.abspath(path)
+    return local_root(path, "format('deltaspec') reads, and the Python data source's writes,")
 
 
 def _snapshot(options: Mapping[str, str]) -> Snapshot:

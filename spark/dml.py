@@ -30,6 +30,7 @@ from . import deletion_vectors as dvs
 from . import schema as schemas
 from .errors import MultipleSourceRowMatchError, UnresolvedColumnError, UpdateValueError
 from .read import FILE_COLUMN, ROW_INDEX_COLUMN, scan, table_schema
+from .s3a import local_root
 from .write import assert_removable, require_writable, write_data
 
 
@@ -47,7 +48,7 @@ def _start(
     """The transaction of a DML command: on the latest snapshot, or on ``read_version`` (an
     older snapshot: the command then commits as one that began back then, checked against every
     commit since, which is how a test reproduces a race without threads)."""
-    root = os.path.abspath(path)
+    root = local_root(path, "DML")
     log = DeltaLog(root)
     if read_version is None:
         txn = OptimisticTransaction(log)

@@ -7,6 +7,9 @@ file's partition values from the directory Spark made for it — checked to roun
 delta-spark's escaping — and records them in the log, which is where every reader takes them
 from. The files then move to their final place beside the table's other files, and their
 statistics come from their Parquet footers.
+
+On S3 (``s3://``/``s3a://`` roots) nothing is staged: Spark writes each file at its final name
+(final_names.py) and the footers are read from the bucket (object_files.py).
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ import os
 import shutil
 import stat
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
@@ -27,7 +30,7 @@ from pyspark.sql import DataFrame
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, PartitionValues
 
-from . import stats
+from . import final_names, object_files, s3a, stats
 from .errors import (
     NotNullViolationError,
     UnexpectedPartitionDirectoryError,
@@ -125,13 +128,21 @@ def _partition_values(
     return values
 
 
-_Staged = tuple[str, PartitionValues, str]
-"""A file Spark wrote: its staged path, its partition values and its path in the table."""
+@dataclass(frozen=True)
+class _Written:
+    """A file Spark wrote: where it is now (``source``), its partition values, its path in the
+    table (``final``), its size and modification time (ms)."""
+
+    source: str
+    values: PartitionValues
+    final: str
+    size: int
+    modification_time: int
 
 
-def _staged(staging: str, root: str, partition_columns: Sequence[str]) -> list[_Staged]:
+def _staged(staging: str, root: str, partition_columns: Sequence[str]) -> list[_Written]:
     """The data files Spark wrote under ``staging`` (not its ``.``/``_`` marker files)."""
-    found: list[_Staged] = []
+    found: list[_Written] = []
     for directory, _, names in os.walk(staging):
         relative = os.path.relpath(directory, staging)
         fragments = [] if relative == "." else relative.split(os.sep)
@@ -139,38 +150,89 @@ def _staged(staging: str, root: str, partition_columns: Sequence[str]) -> list[_
             if name.startswith((".", "_")):
                 continue
             values = _partition_values(root, fragments, partition_columns)
+            source = os.path.join(directory, name)
+            info = os.stat(source)
             final = "/".join([*fragments, name])
-            found.append((os.path.join(directory, name), values, final))
+            found.append(_Written(source, values, final, info.st_size, int(info.st_mtime * 1000)))
     return found
 
 
 def _adds(
-    found: Sequence[_Staged],
+    found: Sequence[_Written],
     partition_columns: Sequence[str],
     leaves: list[tuple[tuple[str, ...], Any]],
     data_change: bool,
+    footer: Callable[[str], pq.FileMetaData] = pq.read_metadata,
 ) -> tuple[list[AddFile], dict[str, int]]:
-    """The AddFile of each staged file (statistics from its footer) and the nulls per column
-    (partition columns counted from the values)."""
+    """The AddFile of each written file (statistics from its footer, read from ``source`` by
+    ``footer``) and the nulls per column (partition columns counted from the values)."""
     adds, nulls = [], dict.fromkeys(partition_columns, 0)
-    for source, values, final in found:
-        text, counts = stats.file_stats(pq.read_metadata(source), leaves)
+    for file in found:
+        text, counts = stats.file_stats(footer(file.source), leaves)
         for column, count in counts.items():
             nulls[column] = nulls.get(column, 0) + count
-        for column, partition_value in values.items():
+        for column, partition_value in file.values.items():
             nulls[column] += partition_value is None
-        info = os.stat(source)
         adds.append(
             AddFile(
-                path=codec.encode_path(final),
-                partition_values=values,
-                size=info.st_size,
-                modification_time=int(info.st_mtime * 1000),
+                path=codec.encode_path(file.final),
+                partition_values=file.values,
+                size=file.size,
+                modification_time=file.modification_time,
                 data_change=data_change,
                 stats=text,
             )
         )
     return adds, nulls
+
+
+def _check_not_null(nulls: Mapping[str, int], not_null: Sequence[str], root: str) -> None:
+    violated = [c for c in not_null if nulls.get(c, 0)]
+    if violated:
+        raise NotNullViolationError(
+            f"NOT NULL constraint violated for column: {violated[0]}", table=root
+        )
+
+
+def _write_s3(
+    df: DataFrame,
+    root: str,
+    partition_columns: Sequence[str],
+    leaves: list[tuple[tuple[str, ...], Any]],
+    data_change: bool,
+    not_null: Sequence[str],
+    writer_options: Mapping[str, str] | None,
+) -> WrittenFiles:
+    """The S3 write: each file at its final name, footers read from the bucket; files of a write
+    refused for a NOT NULL violation are deleted again."""
+    parts = urlsplit(root)
+    spark_root = parts._replace(scheme="s3a").geturl()  # Hadoop's S3 client; the same objects
+    made = final_names.write_at_final_names(df, spark_root, partition_columns, writer_options)
+    storage_options = s3a.storage_options_of(df.sparkSession)
+    found = [
+        _Written(
+            f.relative,
+            _partition_values(root, f.relative.split("/")[:-1], partition_columns),
+            f.relative,
+            f.size,
+            f.modification_time,
+        )
+        for f in made
+    ]
+    s3 = object_files.filesystem(storage_options)
+    adds, nulls = _adds(
+        found,
+        partition_columns,
+        leaves,
+        data_change,
+        lambda relative: pq.read_metadata(object_files.object_path(root, relative), filesystem=s3),
+    )
+    try:
+        _check_not_null(nulls, not_null, root)
+    except NotNullViolationError:
+        object_files.delete(root, [f.relative for f in made], storage_options)
+        raise
+    return WrittenFiles(tuple(adds))
 
 
 def write_files(
@@ -183,10 +245,14 @@ def write_files(
     not_null: Sequence[str] = (),
     writer_options: Mapping[str, str] | None = None,
 ) -> WrittenFiles:
-    """Write ``df`` (already in table column order) as data files of the table at ``root``.
+    """Write ``df`` (already in table column order) as data files of the table at ``root`` (a
+    local directory, or an S3 URL the session's S3A settings reach).
 
     Raises NotNullViolationError, before any file reaches the table, when a ``not_null`` column
     received a null."""
+    if object_files.is_s3(root):
+        return _write_s3(df, root, partition_columns, leaves, data_change, not_null,
+                         writer_options)  # fmt: skip
     os.makedirs(root, exist_ok=True)
     safe_directory(root, [STAGING_DIR])
     staging = os.path.join(root, STAGING_DIR, str(uuid.uuid4()))
@@ -199,14 +265,10 @@ def write_files(
         writer.save(staging)
         found = _staged(staging, root, partition_columns)
         adds, nulls = _adds(found, partition_columns, leaves, data_change)
-        violated = [c for c in not_null if nulls.get(c, 0)]
-        if violated:
-            raise NotNullViolationError(
-                f"NOT NULL constraint violated for column: {violated[0]}", table=root
-            )
-        for source, _, final in found:
-            *directories, name = final.split("/")
-            os.rename(source, os.path.join(safe_directory(root, directories), name))
+        _check_not_null(nulls, not_null, root)
+        for file in found:
+            *directories, name = file.final.split("/")
+            os.rename(file.source, os.path.join(safe_directory(root, directories), name))
         return WrittenFiles(tuple(adds))
     finally:
         shutil.rmtree(staging, ignore_errors=True)

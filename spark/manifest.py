@@ -23,6 +23,7 @@ from deltaspec.impl.snapshot.state import Snapshot
 
 from .files import safe_directory
 from .read import file_path
+from .s3a import local_root
 
 MANIFEST_DIR = "_symlink_format_manifest"
 ENABLED = "delta.compatibility.symlinkFormatManifest.enabled"
@@ -30,7 +31,7 @@ ENABLED = "delta.compatibility.symlinkFormatManifest.enabled"
 
 def generate(snapshot: Snapshot) -> list[str]:
     """Write the manifests of ``snapshot``; returns the manifest files written (relative)."""
-    root = os.path.abspath(snapshot.table_path)
+    root = local_root(snapshot.table_path, "a symlink manifest")
     live = list(snapshot.files.values())
     if any(f.deletion_vector is not None for f in live):
         raise UnsupportedFeatureError(
@@ -71,14 +72,14 @@ def _delete_stale(root: str, keep: set[str]) -> None:
                 os.unlink(full)
 
 
-def after_commit(root: str, version: int | None) -> None:
+def after_commit(root: str, version: int | None, log: DeltaLog | None = None) -> None:
     """The post-commit hook: regenerate when the table asks for it (``ENABLED``). The commit is
     in the log whatever happens here, so a failure is a warning, never an error a caller would
     retry (``generate`` rebuilds every manifest the next time)."""
     if version is None:
         return
     try:
-        snapshot = DeltaLog(root).snapshot(version)
+        snapshot = (log or DeltaLog(root)).snapshot(version)
         if snapshot.metadata.configuration.get(ENABLED, "false").strip().lower() == "true":
             generate(snapshot)
     except (OSError, DeltaError) as error:

@@ -13,7 +13,7 @@ import re
 import zoneinfo
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,6 +30,8 @@ from deltaspec.impl.table.features import SPARK_PATH_READER_FEATURES
 
 from . import schema as schemas
 from .errors import InvalidOptionError
+from .object_files import is_s3
+from .s3a import table_location
 
 FILE_COLUMN = "__deltaspec_file"
 ROW_INDEX_COLUMN = "__deltaspec_row_index"
@@ -61,8 +63,13 @@ def _require_readable(snapshot: Snapshot) -> None:
 
 
 def file_path(root: str, add: AddFile) -> str:
-    """The absolute local path of a data file (``add.path`` is a relative or absolute URI)."""
+    """The absolute local path of a data file (``add.path`` is a relative or absolute URI), or
+    its ``s3a://`` URL in a table on S3."""
     path = codec.decode_path(add.path)
+    if is_s3(root):
+        if "://" in path:
+            return path
+        return urlsplit(root)._replace(scheme="s3a").geturl().rstrip("/") + "/" + path
     if path.startswith("file:"):
         path = re.sub(r"^file:(//)?", "", path)
     return os.path.normpath(os.path.join(root, path))
@@ -95,7 +102,7 @@ def scan(
     ROW_INDEX_COLUMN holding its index in the file (what a deletion vector marks)."""
     chosen = list(snapshot.files.values()) if files is None else list(files)
     _require_readable(snapshot)
-    root = os.path.abspath(root)
+    root = root if is_s3(root) else os.path.abspath(root)
     full = table_schema(snapshot)
     partition_columns = list(snapshot.metadata.partition_columns)
     lowered = {c.lower() for c in partition_columns}
@@ -178,7 +185,8 @@ def read_table(
 ) -> DataFrame:
     """The table at ``path``: latest, ``version``, or the version current at ``timestamp_ms``
     or at ``timestamp`` (a string, as delta-spark's ``timestampAsOf``)."""
-    log = DeltaLog(path)
+    root, storage_options = table_location(spark, path)
+    log = DeltaLog(root, storage_options=storage_options)
     if timestamp is not None:
         timestamp_ms = parse_timestamp(spark, timestamp)
     if version is not None and timestamp_ms is not None:
@@ -186,4 +194,4 @@ def read_table(
     if timestamp_ms is not None:
         version = version_at(log, timestamp_ms)
     snapshot = log.snapshot(version)
-    return scan(spark, str(path), snapshot)
+    return scan(spark, root, snapshot)

@@ -26,6 +26,7 @@ from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from . import manifest, rewrite
 from .errors import RestoreMissingFilesError, RestoreTimestampEarlierError
 from .read import file_path
+from .s3a import local_root
 from .write import require_writable
 
 
@@ -45,7 +46,7 @@ def restore(
 ) -> RestoreResult:
     """Restore the table at ``path`` to ``version`` or to the version current at
     ``timestamp_ms`` (``timestamp_text`` is what the user wrote, recorded in commitInfo)."""
-    root = os.path.abspath(path)
+    root = local_root(path, "RESTORE")
     log = DeltaLog(root)
     txn = OptimisticTransaction(log)
     current = txn.snapshot

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.impl import predicates
+from deltaspec.impl import codec, predicates
 from deltaspec.impl.actions import AddFile, RemoveFile
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import OptimisticTransaction
 from deltaspec.rules import rule
 
-from . import files, skipping, stats
+from . import files, object_files, s3a, skipping, stats
 from . import schema as schemas
 from .conditions import Condition
 from .read import FILE_COLUMN, file_path, scan
@@ -139,7 +139,14 @@ def non_empty(adds: Sequence[AddFile], root: str) -> list[AddFile]:
 
 
 def discard(root: str, adds: Sequence[AddFile]) -> None:
-    """Delete data files written but never committed."""
+    """Delete data files written but never committed (on S3 through the active session's
+    S3A settings)."""
+    if object_files.is_s3(root):
+        spark = SparkSession.getActiveSession()
+        options = s3a.storage_options_of(spark) if spark is not None else {}
+        relatives = [codec.decode_path(a.path) for a in adds]
+        object_files.delete(root, relatives, options)
+        return
     for add in adds:
         with contextlib.suppress(FileNotFoundError):
             os.remove(file_path(root, add))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,6 +41,7 @@ from deltaspec.impl.snapshot.timestamps import commit_timestamps
 
 from . import compaction, dml, manifest, read, restore
 from .errors import InvalidConditionError, UnresolvedColumnError, facade
+from .s3a import local_root, table_location
 from .vacuum import vacuum as vacuum_recorded
 
 Condition = str | Column
@@ -124,7 +124,7 @@ class DeltaTable:
         self, spark: SparkSession, path: str, alias: str | None = None, race: _Race | None = None
     ) -> None:
         self._spark = spark
-        self._path = os.path.abspath(path)
+        self._path = local_root(path, "DeltaTable")
         self._alias = alias
         self._race = race or _Race()
 
@@ -135,7 +135,7 @@ class DeltaTable:
         cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None
     ) -> DeltaTable:
         """The table at ``path``; a path that holds no Delta table is TableNotFoundError."""
-        root = os.path.abspath(path)
+        root = local_root(path, "DeltaTable")
         if not cls.isDeltaTable(sparkSession, root):
             raise errors.TableNotFoundError(f"{root} is not a Delta table", table=root)
         return cls(sparkSession, root)
@@ -143,7 +143,8 @@ class DeltaTable:
     @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
         try:
-            return DeltaLog(os.path.abspath(identifier)).latest_version() >= 0
+            root, storage_options = table_location(sparkSession, identifier)
+            return DeltaLog(root, storage_options=storage_options).latest_version() >= 0
         except errors.DeltaError:
             return False
 

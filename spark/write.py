@@ -30,7 +30,7 @@ from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.rules import rule
 
 from . import deletion_vectors as dvs
-from . import files, manifest, rewrite, stats
+from . import files, manifest, rewrite, s3a, stats
 from . import schema as schemas
 from .errors import (
     CheckConstraintViolationError,
@@ -172,13 +172,13 @@ def write_delta(
     runs after the data files are written and before the commit (tests interleave there)."""
     mode = save_mode(mode)
     opts = WriteOptions.of(options)
-    root = os.path.abspath(path)
-    txn = OptimisticTransaction(DeltaLog(root))
+    spark = df.sparkSession
+    root, storage_options = s3a.table_location(spark, path)
+    txn = OptimisticTransaction(DeltaLog(root, storage_options=storage_options))
     now = txn.clock()
     skipped = _skipped(txn, mode, opts, root)
     if skipped is not None:
         return WriteResult(None, skipped=skipped)
-    spark = df.sparkSession
     dynamic = dynamic_partition_overwrite(spark, opts, mode, root)
     plan = plan_metadata(txn, df.schema, partition_by, mode, opts, now)
     columns = plan.final.partition_columns
@@ -265,7 +265,7 @@ def commit_write(
     if before_commit is not None:
         before_commit()
     version = txn.commit_if_needed(actions, operation)
-    manifest.after_commit(txn.log.table_path, version)
+    manifest.after_commit(txn.log.table_path, version, txn.log)
     return WriteResult(version, tuple(adds), tuple(removes))
 
 
@@ -279,7 +279,7 @@ def create_table(
 ) -> int:
     """CREATE TABLE at ``path`` with ``schema`` as given (NOT NULL columns stay NOT NULL) and
     table ``properties`` (``delta.constraints.<name>`` adds a CHECK constraint)."""
-    root = os.path.abspath(path)
+    root = s3a.local_root(path, "CREATE TABLE")
     txn = OptimisticTransaction(DeltaLog(root), None)
     data = json.loads(schema.json())
     config = dict(properties or {})

@@ -120,16 +120,21 @@ def delta_session(
 ) -> Any:
     """This process's SparkSession with delta-spark loaded (started once, then reused).
 
+    ``confs`` may name more ``spark.jars`` (the s3a jars of ``deltaspec.spark.s3a.s3_confs``,
+    for one): they are added to delta-spark's.
+
     Raises ``DeltaSparkUnavailable`` when the engine cannot be found, or when a session without
     delta-spark is already running in this process.
     """
+    from deltaspec.spark.s3a import with_jars
     from deltaspec.spark.session import local_session
 
     home = locate(location)
     import_python_api(home)
-    session = local_session(
-        master, app_name, confs={**LOCAL_CONFS, **home.confs(), **(confs or {})}
-    )
+    extra = dict(confs or {})
+    jars = [jar for jar in extra.pop("spark.jars", "").split(",") if jar.strip()]
+    settings = with_jars({**LOCAL_CONFS, **home.confs(), **extra}, jars)
+    session = local_session(master, app_name, confs=settings)
     if not has_delta(session):
         raise DeltaSparkUnavailable(
             "a SparkSession without delta-spark is already running in this process; "
