@@ -23,7 +23,7 @@ from support.bridges import not_passing, on_file, run_suite
 REPO = Path(__file__).resolve().parents[2]
 BRIDGE = REPO / "conformance" / "bridge" / "examples" / "rust"
 KNOWN = REPO / "conformance" / "harness" / "known_issues" / "delta-kernel-rs.json"
-NO_TOOLCHAIN = "the delta-kernel-rs bridge needs cargo (Rust 1.88+) on PATH to build"
+NO_TOOLCHAIN = "the Rust bridge needs cargo (Rust 1.95+) on PATH to build"
 
 # The cases that do not pass, and how they are reported (the report's label); all others pass.
 LOGS_NOT_PASSING = {
@@ -61,24 +61,30 @@ FIXTURES_COUNTS = {"pass": 341, "skipped": 3, "known": 2}
 
 
 def test_the_rust_bridge_uses_nothing_of_deltaspec() -> None:
-    """Written from spec/bridge.md, the schemas and log-vectors.md: it uses the standard library,
-    delta_kernel, its default engine, serde_json and url only, each at an exact version."""
-    source = (BRIDGE / "src" / "main.rs").read_text(encoding="utf-8")
-    crates = {
-        line.split()[1].split("::")[0].strip("{};")
-        for line in source.splitlines()
-        if line.startswith("use ")
-    }
-    assert crates == {"std", "delta_kernel", "delta_kernel_default_engine", "serde_json", "url"}
-    code = [line for line in source.splitlines() if not line.lstrip().startswith("//")]
+    """Written from spec/bridge.md, the schemas, scenarios.md and log-vectors.md: it uses the
+    standard library, delta_kernel and its default engine (reads), deltalake-core with tokio and
+    futures to drive it (actions), serde_json and url only, each at an exact version."""
+    lines = [
+        line
+        for path in sorted((BRIDGE / "src").glob("*.rs"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    used = [line.split()[1] for line in lines if line.startswith("use ")]
+    crates = {path.split("::")[0].strip("{};") for path in used}
+    assert crates == {"std", "delta_kernel", "delta_kernel_default_engine", "deltalake_core",
+                      "tokio", "futures", "serde_json", "url"}  # fmt: skip
+    code = [line for line in lines if not line.lstrip().startswith("//")]
     assert not any("deltaspec" in line.replace("deltaspec-bridge/1", "") for line in code)
     manifest = tomllib.loads((BRIDGE / "Cargo.toml").read_text(encoding="utf-8"))
     pinned = {
         name: spec if isinstance(spec, str) else spec["version"]
         for name, spec in manifest["dependencies"].items()
     }
-    assert set(pinned) == crates - {"std"}
+    assert {name.replace("-", "_") for name in pinned} == crates - {"std"}
     assert all(version.startswith("=") for version in pinned.values()), pinned
+    # only what the commit path needs: no datafusion, no OpenSSL
+    core = manifest["dependencies"]["deltalake-core"]
+    assert core["default-features"] is False and core["features"] == ["rustls"]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +153,7 @@ def test_run_sh_starts_the_built_bridge() -> None:
         "id": 0,
         "result": {
             "protocol": "deltaspec-bridge/1",
-            "name": "delta-kernel-rs-0.30.1",
-            "capabilities": ["read_rows", "read_table", "read_table_timestamp"],
+            "name": "delta-kernel-rs-0.30.1+deltalake-core-1.1.3",
+            "capabilities": ["actions", "read_rows", "read_table", "read_table_timestamp"],
         },
     }
