@@ -20,9 +20,11 @@
 //!
 //! The initial table and the setup commits are written as files, as scenarios.md says (they are not
 //! validated); deltalake-core's commitInfo is its own (its timestamp from the wall clock: it takes
-//! no clock). Its conflict errors name no winning commit: with one commit in between it is that one,
-//! with more the commit is replayed, with the same actions and operation, on copies of the log cut
-//! after each of them, and the first copy it conflicts on names the winner.
+//! no clock). A deltalake-core failure that is no outcome of scenarios.md (a log it cannot load)
+//! is the error kind ENGINE_ERROR with its message. Its conflict errors name no winning commit:
+//! with one commit in between it is that one, with more the commit is replayed, with the same
+//! actions and operation, on copies of the log cut after each of them, and the first copy it
+//! conflicts on names the winner.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -463,7 +465,7 @@ fn outcome_of(error: &DeltaTableError) -> Result<Outcome, Failure> {
 }
 
 /// A failed load of the table: declined when deltalake-core's kernel cannot read its protocol
-/// (as a reader declines UNSUPPORTED_FEATURE), else INTERNAL.
+/// (as a reader declines UNSUPPORTED_FEATURE), else INTERNAL (`begin` makes it an ENGINE_ERROR).
 fn declined_load(error: &DeltaTableError) -> Failure {
     // the kernel's Error::Unsupported (deltalake-core does not re-export the kernel's error type)
     if let DeltaTableError::KernelError(kernel) = error {
