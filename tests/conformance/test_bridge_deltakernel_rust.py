@@ -7,8 +7,8 @@ does not pass is listed, with its reason, in known_issues/delta-kernel-rs.json (
 known_issues/deltalake-core.json (scenarios), and the verdicts below are the ones measured
 (2026-11-29): a vector that newly fails, or newly passes, fails this test. About 10 s per read
 suite and 50 s for the scenarios on a warm cache; on a fresh machine (CI) the cold build comes
-first: 659 s measured on 2 cores shared with other jobs (load 5-7; 375 s user CPU), about 3 s to
-download the crates."""
+first: 453 s and 659 s measured on 2 cores shared with other jobs (load 2-8 and 5-7; 426-432 s
+of CPU, 338 s before deltalake-core), about 3 s to download the crates."""
 
 from __future__ import annotations
 
