@@ -69,6 +69,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/conformance/bridge/examples/rust/build.sh",
         "deltaspec/conformance/bridge/examples/rust/run.sh",
         "deltaspec/conformance/bridge/examples/rust/src/main.rs",
+        "deltaspec/conformance/bridge/examples/rust/src/actions.rs",
         "deltaspec/conformance/bridge/examples/polars_read_table.py",
         "deltaspec/conformance/reports/deltars.json",
         "deltaspec/spec/scenario.schema.json",

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Builds the Rust bridge (src/main.rs over delta-kernel-rs and its default engine) once per
-# version of its sources and prints the command that runs it, one line on stdout, for
+# Builds the Rust bridge (src/main.rs: reads over delta-kernel-rs and its default engine;
+# src/actions.rs: actions over deltalake-core) once per version of its sources and prints the command that runs it, one line on stdout, for
 # `--adapter "cmd:…"`:
 #
 #   deltaspec conformance --adapter "cmd:$(bash conformance/bridge/examples/rust/build.sh)" \
 #       --suite logs --known-issues conformance/harness/known_issues/delta-kernel-rs.json
+#   deltaspec conformance --adapter "cmd:$(bash conformance/bridge/examples/rust/build.sh)" \
+#       --suite scenarios --known-issues conformance/harness/known_issues/deltalake-core.json
 #
 # The binary is cached outside the clone, in
 # ${DELTASPEC_CACHE:-~/.cache/deltaspec}/bridges/rust/<sha256 of Cargo.toml, Cargo.lock, src/*
 # and this file>, so a second run only prints the command; cargo's target directory is kept
 # beside it (bridges/rust/target), so a changed source recompiles the bridge, not the kernel.
-# Needs cargo (Rust 1.88+); crates come from crates.io at the versions Cargo.lock pins
+# Needs cargo (Rust 1.95+, deltalake-core 1.1.3's rust-version); crates come from crates.io at the versions Cargo.lock pins
 # (--locked). Cargo's output goes to stderr, and only when it fails.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-sources=(Cargo.toml Cargo.lock build.sh src/main.rs)
+sources=(Cargo.toml Cargo.lock build.sh src/main.rs src/actions.rs)
 hash=$(cd "$here" && cat "${sources[@]}" | sha256sum | cut -c1-16)
 cache=${DELTASPEC_CACHE:-$HOME/.cache/deltaspec}/bridges/rust
 home=$cache/$hash

@@ -1,18 +1,21 @@
-//! A bridge written from spec/bridge.md, spec/bridge/*.schema.json and spec/log-vectors.md alone
-//! (it uses nothing of deltaspec): delta-kernel-rs, the Delta project's Rust kernel, with its
-//! default engine, as a reader of tables on disk. build.sh beside this file builds it (into the
-//! cache) and prints its command:
+//! A bridge written from spec/bridge.md, spec/bridge/*.schema.json, spec/scenarios.md and
+//! spec/log-vectors.md alone (it uses nothing of deltaspec): delta-kernel-rs, the Delta project's
+//! Rust kernel, with its default engine, as a reader of tables on disk, and delta-rs's
+//! deltalake-core as a writer at action level (src/actions.rs). build.sh beside this file builds it
+//! (into the cache) and prints its command:
 //!
 //!     deltaspec conformance --adapter "cmd:sh conformance/bridge/examples/rust/run.sh" \
 //!         --suite logs --known-issues conformance/harness/known_issues/delta-kernel-rs.json
 //!
 //! It speaks deltaspec-bridge/1: one JSON object per line on stdin, one answer per line on stdout
-//! (nothing else is written there: the kernel logs through `tracing`, which has no subscriber
+//! (nothing else is written there: both crates log through `tracing`, which has no subscriber
 //! here, and a panic's message goes to stderr). It declares read_table, read_table_timestamp and
-//! read_rows; every writer request is answered UNSUPPORTED, so the scenario vectors are skipped.
-//! It reports no tombstones, app ids, domains or row ids: kernel's public API lists none of them
-//! (it answers app ids and domains only by name), and a reader is judged only on the keys it
-//! reports.
+//! read_rows, served by the kernel, and actions, served by deltalake-core; other requests are
+//! answered UNSUPPORTED. Its read_table reports no tombstones, app ids, domains or row ids:
+//! kernel's public API lists none of them (it answers app ids and domains only by name), and a
+//! reader is judged only on the keys it reports.
+
+mod actions;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -37,8 +40,9 @@ use serde_json::{json, Map, Value};
 use url::Url;
 
 const PROTOCOL: &str = "deltaspec-bridge/1";
-const KERNEL_VERSION: &str = "0.30.1"; // the exact version Cargo.toml pins
-const CAPABILITIES: [&str; 3] = ["read_rows", "read_table", "read_table_timestamp"];
+const KERNEL_VERSION: &str = "0.30.1"; // the exact versions Cargo.toml pins
+const DELTALAKE_CORE_VERSION: &str = "1.1.3";
+const CAPABILITIES: [&str; 4] = ["actions", "read_rows", "read_table", "read_table_timestamp"];
 
 /// A failed read: an error kind of log-vectors.md (or INTERNAL) and the kernel's message.
 struct ReadError {
@@ -69,6 +73,7 @@ impl ReadError {
 fn main() {
     let engine: Arc<dyn Engine> =
         Arc::new(DefaultEngine::builder(Arc::new(LocalFileSystem::new())).build());
+    let mut writes = actions::Actions::new();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -76,8 +81,8 @@ fn main() {
         if line.trim().is_empty() {
             continue;
         }
-        let response =
-            catch_unwind(AssertUnwindSafe(|| answer(&engine, &line))).unwrap_or_else(|panic| {
+        let response = catch_unwind(AssertUnwindSafe(|| answer(&engine, &mut writes, &line)))
+            .unwrap_or_else(|panic| {
                 let id = serde_json::from_str::<Value>(&line)
                     .ok()
                     .and_then(|request| request.get("id").cloned())
@@ -95,7 +100,7 @@ fn main() {
     }
 }
 
-fn answer(engine: &Arc<dyn Engine>, line: &str) -> Value {
+fn answer(engine: &Arc<dyn Engine>, writes: &mut actions::Actions, line: &str) -> Value {
     let request: Value = match serde_json::from_str(line) {
         Ok(request) => request,
         Err(error) => return failed(Value::Null, "BAD_REQUEST", &format!("not JSON: {error}")),
@@ -106,7 +111,9 @@ fn answer(engine: &Arc<dyn Engine>, line: &str) -> Value {
     let result = match method {
         "hello" => json!({
             "protocol": PROTOCOL,
-            "name": format!("delta-kernel-rs-{KERNEL_VERSION}"),
+            "name": format!(
+                "delta-kernel-rs-{KERNEL_VERSION}+deltalake-core-{DELTALAKE_CORE_VERSION}"
+            ),
             "capabilities": CAPABILITIES,
         }),
         "read_table" | "read_rows" => {
@@ -122,14 +129,17 @@ fn answer(engine: &Arc<dyn Engine>, line: &str) -> Value {
             };
             read.unwrap_or_else(|error| json!({"error": error.kind, "message": error.message}))
         }
-        "close" => Value::Null,
-        _ => {
-            return failed(
-                id,
-                "UNSUPPORTED",
-                &format!("{method}: this bridge only reads tables"),
-            )
-        }
+        _ => match writes.answer(method, &params) {
+            Some(Ok(result)) => result,
+            Some(Err(failure)) => return failed(id, failure.kind, &failure.message),
+            None => {
+                return failed(
+                    id,
+                    "UNSUPPORTED",
+                    &format!("{method}: not served by this bridge"),
+                )
+            }
+        },
     };
     json!({"id": id, "result": result})
 }
@@ -274,23 +284,22 @@ fn read_table(
         .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
         .collect();
     let protocol = configuration.protocol();
-    let mut protocol_json = json!({
-        "minReaderVersion": protocol.min_reader_version(),
-        "minWriterVersion": protocol.min_writer_version(),
-    });
-    for (key, features) in [
-        ("readerFeatures", protocol.reader_features()),
-        ("writerFeatures", protocol.writer_features()),
-    ] {
-        if let Some(features) = features {
-            let mut names: Vec<String> = features
+    let names = |features: Option<&[_]>| {
+        features.map(|features| {
+            features
                 .iter()
-                .map(|feature| feature.as_ref().to_string())
-                .collect();
-            names.sort();
-            protocol_json[key] = json!(names);
-        }
-    }
+                .map(|feature: &delta_kernel::table_features::TableFeature| {
+                    feature.as_ref().to_string()
+                })
+                .collect()
+        })
+    };
+    let protocol_json = protocol_json(
+        json!(protocol.min_reader_version()),
+        json!(protocol.min_writer_version()),
+        names(protocol.reader_features()),
+        names(protocol.writer_features()),
+    );
     Ok(json!({
         "version": snapshot.version(),
         "files": files.iter().map(|file| file.path.as_str()).collect::<Vec<_>>(),
@@ -299,6 +308,24 @@ fn read_table(
         "partition_columns": metadata.partition_columns(),
         "protocol": protocol_json,
     }))
+}
+
+/// A snapshot JSON's protocol: its versions, and its feature lists sorted (bridge.md: the driver
+/// compares lists).
+fn protocol_json(
+    min_reader: Value,
+    min_writer: Value,
+    reader: Option<Vec<String>>,
+    writer: Option<Vec<String>>,
+) -> Value {
+    let mut protocol = json!({"minReaderVersion": min_reader, "minWriterVersion": min_writer});
+    for (key, names) in [("readerFeatures", reader), ("writerFeatures", writer)] {
+        if let Some(mut names) = names {
+            names.sort();
+            protocol[key] = json!(names);
+        }
+    }
+    protocol
 }
 
 /// The rows of the snapshot (`{"columns", "rows"}`, values as bridge.md's "Rows in JSON"): the
