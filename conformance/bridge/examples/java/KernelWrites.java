@@ -282,6 +282,20 @@ final class KernelWrites {
     return actions;
   }
 
+  /** Kernel's create-table transaction for this table: schema, partitioning and properties. */
+  CreateTableTransactionBuilder createTable(
+      StructType schema, List<Column> partitions, Map<String, String> properties) {
+    CreateTableTransactionBuilder builder =
+        TableManager.buildCreateTableTransaction(root.toString(), schema, ENGINE_INFO);
+    if (!properties.isEmpty()) {
+      builder = builder.withTableProperties(properties);
+    }
+    if (!partitions.isEmpty()) {
+      builder = builder.withDataLayoutSpec(DataLayoutSpec.partitioned(partitions));
+    }
+    return builder;
+  }
+
   /** Version 0 of scenarios.md ("The initial table") as kernel's create-table transaction. */
   void createVersionZero(JsonNode table) throws IOException {
     if (table.path("app_txns").size() > 0) {
@@ -295,15 +309,7 @@ final class KernelWrites {
         .forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
     Transaction txn;
     try {
-      CreateTableTransactionBuilder builder =
-          TableManager.buildCreateTableTransaction(root.toString(), schema, ENGINE_INFO);
-      if (!properties.isEmpty()) {
-        builder = builder.withTableProperties(properties);
-      }
-      if (!partitions.isEmpty()) {
-        builder = builder.withDataLayoutSpec(DataLayoutSpec.partitioned(partitions));
-      }
-      txn = builder.build(engine);
+      txn = createTable(schema, partitions, properties).build(engine);
       table.path("domains").fields()
           .forEachRemaining(e -> txn.addDomainMetadata(e.getKey(), e.getValue().asText()));
     } catch (RuntimeException refused) {
@@ -668,14 +674,7 @@ final class KernelWrites {
     writer.created.path("configuration").fields()
         .forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
     try {
-      CreateTableTransactionBuilder builder =
-          TableManager.buildCreateTableTransaction(root.toString(), schema, ENGINE_INFO);
-      if (!properties.isEmpty()) {
-        builder = builder.withTableProperties(properties);
-      }
-      if (!partitions.isEmpty()) {
-        builder = builder.withDataLayoutSpec(DataLayoutSpec.partitioned(partitions));
-      }
+      CreateTableTransactionBuilder builder = createTable(schema, partitions, properties);
       if (maxRetries != null) {
         builder = builder.withMaxRetries(maxRetries);
       }
