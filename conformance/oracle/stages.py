@@ -176,9 +176,8 @@ def _drivers_race(server: ObjectStoreServer) -> list[StoreReplay]:
 
     from .driver_race import replay
 
-    vector = spec_root().joinpath("scenarios", *RACED_VECTOR.split("/")[:-1])
-    text = vector.joinpath(RACED_VECTOR.rsplit("/", 1)[-1] + ".json").read_text(encoding="utf-8")
-    return replay(server, text, rounds=10)
+    vector = spec_root().joinpath("scenarios", *f"{RACED_VECTOR}.json".split("/"))
+    return replay(server, vector.read_text(encoding="utf-8"), rounds=10)
 
 
 def _services(options: StageOptions) -> StageResult:

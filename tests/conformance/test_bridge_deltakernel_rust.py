@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support.bridges import not_passing, on_file, run_suite
+from support.bridges import assert_pinned, not_passing, on_file, run_suite
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGE = REPO / "conformance" / "bridge" / "examples" / "rust"
@@ -207,10 +207,7 @@ def bridge_command() -> str:
 @pytest.mark.slow
 def test_delta_kernel_rs_reads_the_log_vectors(tmp_path: Path, bridge_command: str) -> None:
     data = run_suite(tmp_path, bridge_command, "logs", KNOWN)
-    assert not_passing(data, "logs") == LOGS_NOT_PASSING
-    assert data["counts"]["logs"] == LOGS_COUNTS
-    failing = {case for case, label in LOGS_NOT_PASSING.items() if label != "skipped"}
-    assert on_file(KNOWN, failing)  # every failure has its reason on file
+    assert_pinned(data, "logs", LOGS_NOT_PASSING, LOGS_COUNTS, KNOWN)
     timestamp_reads = "snapshot/time-travel/by-in-commit-timestamp"  # read_table_timestamp
     assert any(r["case"] == timestamp_reads for r in data["suites"]["logs"])
 

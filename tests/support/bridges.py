@@ -28,3 +28,14 @@ def on_file(known: Path, failing: Iterable[str]) -> bool:
     """Whether every case of ``failing`` has its reason in the known issues at ``known``."""
     listed = {entry["case"] for entry in json.loads(known.read_text(encoding="utf-8"))}
     return set(failing) <= listed
+
+
+def assert_pinned(
+    data: Any, suite: str, pinned: dict[str, str], counts: dict[str, int], known: Path
+) -> None:
+    """The run of ``suite`` fails exactly the ``pinned`` cases (case -> label) with ``counts``,
+    and every one that is not a skip has its reason in the known issues at ``known``."""
+    assert not_passing(data, suite) == pinned
+    assert data["counts"][suite] == counts
+    failing = {case for case, label in pinned.items() if label != "skipped"}
+    assert on_file(known, failing)  # every failure has its reason on file
