@@ -2,7 +2,8 @@
 (``writer_protocols``): for every described release from v0.2.0, three vectors of
 TXN.WRITER_PROTOCOL.
 
-    python spec/generators/writer_protocols.py [OUT]   # default: spec/scenarios/txn/writer-protocol
+    python -m deltaspec.spec.generators.writer_protocols [OUT]
+    # OUT defaults to spec/scenarios/txn/writer-protocol
 
 - ``full-features/R``: a table whose protocol supports everything release R's writer can write
   (table features: reader version 3 and writer version 7 listing every such feature, reader-writer
@@ -36,10 +37,9 @@ from deltaspec.releases_table import (
     unwritable_protocol,
     writer_support,
 )
-from deltaspec.vector_files import write_tree
+from deltaspec.vector_files import spec_folder, write_tree
 
 Json = dict[str, Any]
-SPEC = Path(__file__).resolve().parents[1]
 RULES = ["TXN.WRITER_PROTOCOL", "ACTION.PROTOCOL"]
 SCHEMA = [{"name": "x", "type": "long"}]
 ROWS = '{"numRecords":1}'  # rowTracking tables assign row ids from it (ROWTRACKING.FRESH_ROW_IDS)
@@ -176,7 +176,6 @@ def write(directory: Path) -> int:
 
 
 if __name__ == "__main__":
-    target = (
-        Path(sys.argv[1]) if len(sys.argv) > 1 else SPEC / "scenarios" / "txn" / "writer-protocol"
-    )
+    default = spec_folder() / "scenarios" / "txn" / "writer-protocol"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     print(f"wrote {write(target)} writer-protocol vectors to {target}")

@@ -1,4 +1,5 @@
-"""Writing a generated corpus (spec/generators/): the target directory is replaced by the files,
+"""Writing a generated corpus (``deltaspec.spec.generators``, and the conflict matrix's vectors in
+``deltaspec.conformance.workload.matrix_vectors``): the target directory is replaced by the files,
 so a vector the generator no longer makes disappears with it."""
 
 from __future__ import annotations
@@ -8,6 +9,15 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .rules import spec_root
+
+
+def spec_folder() -> Path:
+    """The spec folder on disk, where a generator writes by default: the clone's ``spec/`` (an
+    editable install's link tree holds symlinks to its files; replacing a folder there would
+    leave the clone unchanged), or the installed package's."""
+    return Path(str(spec_root() / "README.md")).resolve().parent
 
 
 def write_tree(directory: Path, files: Mapping[str, Any]) -> int:

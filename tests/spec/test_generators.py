@@ -1,27 +1,21 @@
-"""spec/generators/conflict_matrix.py: the committed matrix vectors are its output (the matrix
-is generated from spec/data/conflict_matrix.json, no longer kept by hand)."""
+"""The conflict matrix's vectors (deltaspec.conformance.workload.matrix_vectors, from
+spec/data/conflict_matrix.json) and the writer-protocol vectors (deltaspec.spec.generators.
+writer_protocols, from spec/data/releases.json): the committed vectors are their output."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from typing import Any
+
+from deltaspec.conformance.workload import matrix_vectors
+from deltaspec.spec.generators import writer_protocols
 
 REPO = Path(__file__).resolve().parents[2]
 MATRIX = REPO / "spec" / "scenarios" / "matrix"
 
 
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, REPO / "spec" / "generators" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_committed_matrix_is_the_generators_output():
-    generated = _load("conflict_matrix").generate()
+    generated = matrix_vectors.generate()
     committed = {
         str(p.relative_to(MATRIX)): json.loads(p.read_text()) for p in MATRIX.rglob("*.json")
     }
@@ -30,16 +24,15 @@ def test_the_committed_matrix_is_the_generators_output():
 
 
 def test_a_changed_cell_changes_its_vector():
-    generator = _load("conflict_matrix")
     matrix = json.loads((REPO / "spec" / "data" / "conflict_matrix.json").read_text())
     cell = next(c for c in matrix["cells"] if c["winner"] == "INSERT" and c["loser"] == "UPDATE"
                 and c["isolation"] == "Serializable" and c["partitions"] == "same")  # fmt: skip
-    assert generator.vector(cell)["expect"]["loser"] == {
+    assert matrix_vectors.vector(cell)["expect"]["loser"] == {
         "conflict": "CONCURRENT_APPEND",
         "winner": 1,
     }
     cell["outcome"] = {"committed": 2}
-    changed = generator.vector(cell)
+    changed = matrix_vectors.vector(cell)
     assert changed["expect"]["loser"] == {"committed": 2}
     assert changed["expect_snapshot"]["version"] == 2
     assert "p=a/loser-a1-updated.parquet" in changed["expect_snapshot"]["files"]
@@ -49,7 +42,7 @@ WRITER_PROTOCOL = REPO / "spec" / "scenarios" / "txn" / "writer-protocol"
 
 
 def test_the_committed_writer_protocol_vectors_are_the_generators_output():
-    generated = _load("writer_protocols").generate()
+    generated = writer_protocols.generate()
     committed = {
         str(p.relative_to(WRITER_PROTOCOL)): json.loads(p.read_text())
         for p in WRITER_PROTOCOL.rglob("*.json")
@@ -59,9 +52,8 @@ def test_the_committed_writer_protocol_vectors_are_the_generators_output():
 
 
 def test_a_release_before_the_new_protocol_check_commits_the_winners_upgrade():
-    generator = _load("writer_protocols")
-    before = generator.winner_sets_unwritable_protocol((3, 0, 0))["expect"]
-    after = generator.winner_sets_unwritable_protocol((3, 1, 0))["expect"]
+    before = writer_protocols.winner_sets_unwritable_protocol((3, 0, 0))["expect"]
+    after = writer_protocols.winner_sets_unwritable_protocol((3, 1, 0))["expect"]
     assert before == {
         "upgrade": {"committed": 1},
         "append": {"error": "UNSUPPORTED_WRITE_PROTOCOL"},

@@ -3,7 +3,6 @@ vector, run on the model, the impl, delta-rs and live delta-spark readers."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
 import sys
@@ -29,18 +28,9 @@ from deltaspec.conformance.harness.logvectors import (
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.verdicts import Verdict
 from deltaspec.rules import load_rules
+from deltaspec.spec.generators import log_vectors
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "log_vectors", REPO / "spec" / "generators" / "log_vectors.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +39,7 @@ def vectors() -> list[LogVector]:
 
 
 def test_the_committed_vectors_are_the_generators_output():
-    generated = _generator().generate()
+    generated = log_vectors.generate()
     committed = {
         str(p.relative_to(REPO / "spec" / "vectors")): p.read_text(encoding="utf-8")
         for p in (REPO / "spec" / "vectors").rglob("*.json")

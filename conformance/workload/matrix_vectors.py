@@ -1,11 +1,13 @@
 """Generates spec/scenarios/matrix/ from spec/data/conflict_matrix.json: one scenario vector per
 cell (winner operation × loser operation × isolation level × same or disjoint partitions).
 
-    python spec/generators/conflict_matrix.py [OUT]   # default: spec/scenarios/matrix
+    python -m deltaspec.conformance.workload.matrix_vectors [OUT]   # default: spec/scenarios/matrix
 
 The cell's outcome, rules and reasoning ("why") come from the matrix data; this script only
 spells them out as vectors: each matrix operation is a kind of the workload alphabet
-(``MATRIX_OPERATIONS``), written as ``workload.scenario.matrix_writer`` spells it.
+(``MATRIX_OPERATIONS``), written as ``workload.scenario.matrix_writer`` spells it. It lives here,
+beside the alphabet, and not in ``deltaspec.spec.generators``: the spec is the chain's bottom
+layer and imports no conformance module.
 tests/spec/test_log_vectors.py checks that the committed vectors equal its output.
 """
 
@@ -16,12 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deltaspec.conformance.workload.alphabet import MATRIX_OPERATIONS
-from deltaspec.conformance.workload.scenario import matrix_writer
-from deltaspec.vector_files import write_tree
+from deltaspec.vector_files import spec_folder, write_tree
+
+from .alphabet import MATRIX_OPERATIONS
+from .scenario import matrix_writer
 
 Json = dict[str, Any]
-SPEC = Path(__file__).resolve().parents[1]
 INITIAL = ["p=a/a1.parquet", "p=a/a2.parquet", "p=b/b1.parquet", "p=b/b2.parquet"]
 NOTE = (
     "Table: p:string partition column, x:long; version 0 holds p=a/a1, p=a/a2, p=b/b1, p=b/b2. "
@@ -86,7 +88,8 @@ def vector(cell: Json) -> Json:
 def generate(matrix: Json | None = None) -> dict[str, Json]:
     """Relative path -> vector, for every cell."""
     if matrix is None:
-        matrix = json.loads((SPEC / "data" / "conflict_matrix.json").read_text(encoding="utf-8"))
+        source = spec_folder() / "data" / "conflict_matrix.json"
+        matrix = json.loads(source.read_text(encoding="utf-8"))
     out = {}
     for cell in matrix["cells"]:
         item = vector(cell)
@@ -99,5 +102,5 @@ def write(directory: Path) -> int:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else SPEC / "scenarios" / "matrix"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else spec_folder() / "scenarios" / "matrix"
     print(f"wrote {write(target)} matrix vectors to {target}")
