@@ -14,6 +14,11 @@ became a package), and the script finds either.
 
     .venv/bin/python -m benchmarks.tree_before_after --before /work/main/.venv/bin/python \\
         --after .venv/bin/python --pairs 7
+
+Wall-clock ratios of a few milliseconds spread widely from process to process on a shared machine
+(0.6–1.7 per pair), so the run also counts, once per side, the Python function calls the same
+work makes under cProfile (``calls``): a count that does not depend on the machine's load, and
+that grows when a change makes the commit or the load do more.
 """
 
 from __future__ import annotations
@@ -104,8 +109,21 @@ def measure_here() -> dict[str, float]:
     return figures
 
 
-def run_side(python: str) -> dict[str, float]:
-    done = subprocess.run([python, __file__, "--here"], capture_output=True, text=True, check=True)
+def count_calls_here() -> int:
+    """The Python function calls one run of :func:`measure_here` makes (after a first run has
+    imported everything), under cProfile."""
+    import cProfile
+    import pstats
+
+    measure_here()
+    profile = cProfile.Profile()
+    profile.runcall(measure_here)
+    return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
+
+
+def run_side(python: str, *flags: str) -> dict[str, float]:
+    command = [python, __file__, "--here", *flags]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 
@@ -113,13 +131,14 @@ def run_side(python: str) -> dict[str, float]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--here", action="store_true", help="measure this process's checkout")
+    parser.add_argument("--calls", action="store_true", help="with --here: count calls instead")
     parser.add_argument("--before", help="the older checkout's python")
     parser.add_argument("--after", help="the newer checkout's python")
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
     if args.here:
-        print(json.dumps(measure_here()))
+        print(json.dumps({"calls": count_calls_here()} if args.calls else measure_here()))
         return 0
     ratios: dict[str, list[float]] = {m: [] for m in METRICS}
     sides: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
@@ -142,6 +161,8 @@ def main(argv: list[str]) -> int:
         }
         for metric, values in ratios.items()
     }
+    calls = {name: run_side(python, "--calls")["calls"] for name, python in order}
+    summary["calls"] = {**calls, "ratio": calls["after"] / calls["before"]}
     summary["command"] = " ".join(["python -m benchmarks.tree_before_after", *argv])  # type: ignore[assignment]
     print(json.dumps(summary, indent=2))
     if args.json:
