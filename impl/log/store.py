@@ -65,7 +65,7 @@ class LogStore(abc.ABC):
 
     Every implementation guarantees, across all threads and processes that use the same table
     (this is what the rest of deltaspec.impl relies on and what
-    tests/impl/test_impl_storage.py checks):
+    tests/impl/log/test_impl_storage.py checks):
 
     1. Atomic visibility (LOG.ATOMIC_VISIBILITY). A reader never sees a partial file: from the
        moment a name written by :meth:`write_new` or :meth:`write_overwrite` can be read or

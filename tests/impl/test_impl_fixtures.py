@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.fixture_tables import EXPECTED, LOADABLE, SCAN_SESSION_ZONE, TABLES, label_version
 
 from deltaspec.impl import codec
 from deltaspec.impl.errors import (
@@ -40,29 +40,6 @@ from deltaspec.impl.scan import scan
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 deltalake = pytest.importorskip("deltalake")
-
-REPO = Path(__file__).resolve().parents[2]
-_FIXTURES = Path(
-    os.environ.get("DELTASPEC_FIXTURES", REPO.parent / "shared" / "fixtures" / "delta-spark")
-)
-
-
-def _manifest_tables() -> list[dict[str, Any]]:
-    path = _FIXTURES / "MANIFEST.json"
-    if not path.exists():
-        return []  # the fixtures_dir fixture reports the missing corpus
-    tables: list[dict[str, Any]] = json.loads(path.read_text())["tables"]
-    return tables
-
-
-TABLES = {table["name"]: table for table in _manifest_tables()}
-LOADABLE = sorted(name for name, t in TABLES.items() if t["category"] != "negative")
-EXPECTED = sorted(
-    (name, version["label"])
-    for name, t in TABLES.items()
-    if t["expected"].get("provided")
-    for version in t["expected"]["versions"]
-)
 
 NEGATIVE: dict[str, tuple[type[DeltaError], str]] = {
     "golden-versions-not-contiguous": (
@@ -86,15 +63,6 @@ NEGATIVE: dict[str, tuple[type[DeltaError], str]] = {
 }
 """Every negative table, the error it must raise, and why (the manifest's notes)."""
 
-SCAN_SESSION_ZONE: dict[str, tuple[timedelta, str]] = {
-    "golden-partition-values-all-types": (
-        timedelta(hours=-7),
-        "the timestamp partition value '2021-09-08 11:11:11' has no zone; the generator's "
-        "session zone was UTC-7, so Spark's expected row holds 2021-09-08T18:11:11Z",
-    ),
-}
-"""Tables whose zone-less timestamp partition values were written in a non-UTC session zone."""
-
 DELTA_RS_CANNOT_READ: dict[str, str] = {}
 """Tables delta-rs cannot open, with the reason (none at deltalake 1.6.6)."""
 
@@ -109,17 +77,13 @@ def _versions_with_expected_data(name: str) -> list[int]:
     return sorted(int(label[1:]) for label in labels if re.fullmatch(r"v\d+", label))
 
 
-def _label_version(name: str, label: str) -> int | None:
-    return None if label == "latest" else int(label[1:])
-
-
 # --- loading -------------------------------------------------------------------------------------
 
 
 @pytest.mark.rules("SNAPSHOT.REPLAY", "CHECKPOINT.READ", "LOG.CONTIGUITY")
 def test_manifest_is_covered(fixtures_dir):
     """Every manifest table is tested; the negative list here is exactly the manifest's."""
-    names = {t["name"] for t in _manifest_tables()}
+    names = set(TABLES)
     assert len(names) == 54
     negative = {n for n in names if TABLES[n]["category"] == "negative"}
     assert negative == set(NEGATIVE)
@@ -302,7 +266,7 @@ def test_dat_table_version_metadata(fixtures_dir, name, label):
     meta = json.loads(
         (fixtures_dir / "_expected" / name / label / "table_version_metadata.json").read_text()
     )
-    snapshot = DeltaLog(str(fixtures_dir / name)).snapshot(_label_version(name, label))
+    snapshot = DeltaLog(str(fixtures_dir / name)).snapshot(label_version(name, label))
     assert snapshot.version == meta["version"]
     assert snapshot.protocol.min_reader_version == meta["min_reader_version"]
     assert snapshot.protocol.min_writer_version == meta["min_writer_version"]
@@ -327,7 +291,7 @@ def _rows(table: pa.Table, names: list[str]) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize(("name", "label"), EXPECTED)
 def test_fixture_scan_matches_expected_rows(fixtures_dir, name, label):
     root = _root(fixtures_dir, name)
-    snapshot = DeltaLog(str(root)).snapshot(_label_version(name, label))
+    snapshot = DeltaLog(str(root)).snapshot(label_version(name, label))
     expected = pq.read_table(fixtures_dir / "_expected" / name / label / "table_content")
     zone = SCAN_SESSION_ZONE.get(name, (None, ""))[0]
     try:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from test_impl_fixtures import EXPECTED, SCAN_SESSION_ZONE, _label_version
+from support.fixture_tables import EXPECTED, SCAN_SESSION_ZONE, label_version
 
 from deltaspec.impl.errors import UnsupportedFeatureError
 from deltaspec.impl.snapshot.delta_log import DeltaLog
@@ -46,7 +46,7 @@ def test_spark_scan_matches_expected_rows(spark, fixtures_dir, name, label):
     if name in SCAN_SESSION_ZONE:
         pytest.skip(f"{name}: {SCAN_SESSION_ZONE[name][1]}")
     root = fixtures_dir / name
-    snapshot = DeltaLog(str(root)).snapshot(_label_version(name, label))
+    snapshot = DeltaLog(str(root)).snapshot(label_version(name, label))
     expected = pq.read_table(fixtures_dir / "_expected" / name / label / "table_content")
     try:
         df = scan(spark, str(root), snapshot)
