@@ -244,6 +244,8 @@ def build_table(root: Path, seed: int, server: ObjectStoreServer | None = None) 
         _data_file(table, f"orphan-{k}.parquet", rng.choice(table.times))
     _data_file(table, "_hidden/kept.parquet", MIDNIGHT)
     _data_file(table, ".kept.parquet", MIDNIGHT)
+    _data_file(table, "_x=1/kept.parquet", MIDNIGHT)  # no partition column is named _x
+    _data_file(table, "_change_data/cdc-00000.parquet", MIDNIGHT)  # not hidden: cleaned
     if server is not None:
         _copy_log_to_server(table)
     return table
@@ -393,7 +395,9 @@ def check_time_travel(table: Table) -> int:
 def expected_vacuum(table: Table, now: int) -> list[str]:
     """What VACUUM deletes at ``now``: regular files outside ``_delta_log`` and hidden names,
     modified before the cut-off, that no version within retention references (live, an
-    unexpired tombstone, or removed by a commit made after the cut-off)."""
+    unexpired tombstone, or removed by a commit made after the cut-off). A name is hidden when
+    it starts with ``_`` or ``.``, unless it starts with ``_delta_index``, ``_change_data`` or a
+    partition column's ``col=`` (delta-spark's isHiddenDirectory)."""
     from deltaspec.model.checkpoint import min_file_retention_timestamp
 
     model = model_snapshot(table, len(table.times) - 1)
@@ -413,7 +417,12 @@ def expected_vacuum(table: Table, now: int) -> list[str]:
     doomed = []
     for path in table.root.rglob("*"):
         relative = path.relative_to(table.root).as_posix()
-        hidden = any(part.startswith(("_", ".")) for part in relative.split("/"))
+        hidden = any(
+            part.startswith(("_", "."))
+            and not part.startswith(("_delta_index", "_change_data"))
+            and not any(part.startswith(f"{c}=") for c in model.metadata.partition_columns)
+            for part in relative.split("/")
+        )
         if (
             path.is_file()
             and not hidden

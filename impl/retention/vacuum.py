@@ -9,8 +9,11 @@ A file under the table root is deleted only when all of these hold:
    deletion-vector file of any of those;
 2. it was last modified before the cutoff ``now − retention``: files of transactions still being
    written (not committed yet) are newer and are never deleted;
-3. it is a regular file inside the table root, outside ``_delta_log`` and outside hidden
-   directories (``_``/``.`` names that are not ``col=value`` partition directories); symbolic
+3. it is a regular file inside the table root, outside ``_delta_log``, with no hidden name on
+   its path (:func:`hidden_name`: a ``_``/``.`` name, except ``_delta_index``, ``_change_data``
+   and the directories of the table's partition columns, as delta-spark's
+   ``isHiddenDirectory``; so unreferenced change-data files past retention are deleted, and a
+   ``_x=1`` directory that no partition column names is kept); symbolic
    links are never followed and never deleted, and a file whose real path leaves the root is
    never touched. On an object store (the log's store is an
    :class:`~deltaspec.impl.log.object_store.ObjectLogStore`) the files are the objects listed
@@ -32,7 +35,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow.compute as pc
@@ -141,9 +144,22 @@ def _dv(row: dict[str, object]) -> DeletionVector:
     )
 
 
-def hidden_name(name: str) -> bool:
-    """delta-spark's hidden names: ``_x`` and ``.x``, except ``col=value`` partition dirs."""
-    return name.startswith((".", "_")) and "=" not in name
+_NEVER_HIDDEN = ("_delta_index", "_change_data")
+"""Prefixes of ``_`` names VACUUM still cleans: indexes and change data (CDC) files tied to the
+data they describe."""
+
+
+def hidden_name(name: str, partition_columns: Sequence[str]) -> bool:
+    """delta-spark's hidden names (``DeltaTableUtils.isHiddenDirectory``, applied to every
+    directory and file name at any depth): names starting with ``_`` or ``.``, except those
+    starting with :data:`_NEVER_HIDDEN` or with a partition column's ``col=`` (a partition
+    directory). Any other ``col=value`` name of that form is hidden: only the table's own
+    partition columns make a directory a partition directory."""
+    return (
+        name.startswith((".", "_"))
+        and not name.startswith(_NEVER_HIDDEN)
+        and not any(name.startswith(f"{column}=") for column in partition_columns)
+    )
 
 
 def _inside(real: str, root: str) -> bool:
@@ -172,10 +188,11 @@ def vacuum(
     referenced = _referenced(log, snapshot, cutoff)
     store = log.store
     objects = store if isinstance(store, ObjectLogStore) else None
+    columns = snapshot.partition_columns
     walk = (
-        _walk(log.table_path, referenced, cutoff)
+        _walk(log.table_path, referenced, cutoff, columns)
         if objects is None
-        else _list_objects(objects, referenced, cutoff)
+        else _list_objects(objects, referenced, cutoff, columns)
     )
     result = VacuumResult(
         version=snapshot.version,
@@ -246,29 +263,31 @@ class _Walk:
     """The root and the directories listed under it, hidden ones left out."""
 
 
-def _walk(table: str, referenced: set[str], cutoff: int) -> _Walk:
+def _walk(table: str, referenced: set[str], cutoff: int, partition_columns: Sequence[str]) -> _Walk:
     """The files under ``table`` that rules 2 and 3 above let VACUUM delete."""
     real_root = os.path.realpath(table)
     found = _Walk()
     for directory, dirnames, filenames in os.walk(table, followlinks=False):
         relative_dir = os.path.relpath(directory, table)
         at_root = relative_dir == "."
-        found.directories += sum(1 for name in dirnames if not hidden_name(name))
+        found.directories += sum(1 for name in dirnames if not hidden_name(name, partition_columns))
         for name in list(dirnames):
             full = os.path.join(directory, name)
             if os.path.islink(full):
                 found.symlinks.append(_relative(relative_dir, name))
                 dirnames.remove(name)
-            elif (at_root and name == LOG_DIR) or hidden_name(name):
+            elif (at_root and name == LOG_DIR) or hidden_name(name, partition_columns):
                 dirnames.remove(name)
         for name in filenames:
-            if not hidden_name(name):
+            if not hidden_name(name, partition_columns):
                 _consider(directory, relative_dir, name, referenced, cutoff, real_root, found)
     found.doomed.sort()
     return found
 
 
-def _list_objects(store: ObjectLogStore, referenced: set[str], cutoff: int) -> _Walk:
+def _list_objects(
+    store: ObjectLogStore, referenced: set[str], cutoff: int, partition_columns: Sequence[str]
+) -> _Walk:
     """Rules 2 and 3 above on an object store, from one listing of the table's objects: every
     key is an object of this table (no links, nothing outside the root), hidden names are left
     out at any depth, and each distinct prefix of a kept name counts as a directory."""
@@ -276,7 +295,7 @@ def _list_objects(store: ObjectLogStore, referenced: set[str], cutoff: int) -> _
     directories: set[str] = set()
     for info in store.list_table_files():
         parts = info.name.split("/")
-        if any(hidden_name(part) for part in parts):
+        if any(hidden_name(part, partition_columns) for part in parts):
             continue
         directories.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
         if info.name in referenced:

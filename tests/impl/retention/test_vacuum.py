@@ -18,7 +18,7 @@ from deltaspec.impl.actions import AddFile, DeletionVector, RemoveFile
 from deltaspec.impl.codec.z85 import z85_encode
 from deltaspec.impl.errors import VacuumRetentionNegativeError, VacuumRetentionTooShortError
 from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.retention.vacuum import deletion_vector_path, vacuum
+from deltaspec.impl.retention.vacuum import deletion_vector_path, hidden_name, vacuum
 from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
@@ -185,3 +185,49 @@ def test_deletion_vector_files_of_live_files_are_kept(tmp_path: Path) -> None:
     result = vacuum(h.log, retention_ms=0, enforce_retention=False)
     assert result.deleted == (f"deletion_vector_{unused}.bin",)
     assert (tmp_path / "ab" / f"deletion_vector_{used}.bin").exists()
+
+
+def test_hidden_names_are_delta_sparks(tmp_path: Path) -> None:
+    """Names starting with ``_`` or ``.`` are hidden at any depth, except ``_delta_index``,
+    ``_change_data`` and the directories of the table's own partition columns: a ``_x=1``
+    directory no partition column names is kept, old unreferenced change data is cleaned."""
+    root = tmp_path / "t"
+    h = History(root)
+    h.commit(h.data_file())
+    planted = {
+        "_x=1/f.parquet": "kept",
+        "p=a/_tmp.parquet": "kept",
+        ".p=a/f.parquet": "kept",
+        "_hidden/p=a/f.parquet": "kept",
+        "_change_data/cdc-00000.parquet": "deleted",
+        "_delta_index/i.parquet": "deleted",
+        "p=a/orphan.parquet": "deleted",
+        "q=1/f.parquet": "deleted",
+    }
+    for relative in planted:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(b"x")
+        h.stamp(root / relative)
+    h.day(30)
+    result = vacuum(h.log, retention_ms=0, enforce_retention=False)
+    assert result.deleted == tuple(sorted(p for p, fate in planted.items() if fate == "deleted"))
+    assert all((root / p).exists() for p, fate in planted.items() if fate == "kept")
+
+
+@pytest.mark.parametrize(
+    ("name", "columns", "hidden"),
+    [
+        ("_x", (), True),
+        (".x", (), True),
+        ("x", (), False),
+        ("p=1", ("p",), False),
+        ("_p=1", ("_p",), False),
+        ("_x=1", ("p",), True),
+        ("_p=1", ("p",), True),
+        ("_change_data", (), False),
+        ("_delta_index", (), False),
+        ("_delta_log", (), True),
+    ],
+)
+def test_hidden_name(name: str, columns: tuple[str, ...], hidden: bool) -> None:
+    assert hidden_name(name, columns) is hidden
