@@ -28,7 +28,7 @@ from deltaspec.model.checkpoint import (
     listed_commit_times,
     min_file_retention_timestamp,
     post_commit,
-    unexpired_tombstones,
+    tombstones,
     vacuum_deletes,
 )
 from deltaspec.model.log import Log, TimestampOutOfRange, version_at_timestamp
@@ -237,13 +237,11 @@ def commit_info_json(info: CommitInfo | None) -> Json:
 def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
     """``snapshot`` in the scenario shape; with ``now``, only the tombstones unexpired then."""
     protocol = snapshot.protocol
-    tombstones = (
-        snapshot.tombstones.values() if now is None else unexpired_tombstones(snapshot, now)
-    )
+    kept = snapshot.tombstones.values() if now is None else tombstones(snapshot, now)
     return {
         "version": snapshot.version,
         "files": sorted(path for path, _ in snapshot.files),
-        "tombstones": sorted(r.path for r in tombstones),  # one per key (SNAPSHOT.FILE_KEY)
+        "tombstones": sorted(r.path for r in kept),  # one per key (SNAPSHOT.FILE_KEY)
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
         "row_ids": {
             path: [f.base_row_id, f.default_row_commit_version]

@@ -24,7 +24,6 @@ RULES_WITHOUT_MODEL_FUNCTION: dict[str, str] = {
 """Rules the model does not model, with the reason. The dict only shrinks: a rule that gains a
 model function must leave it."""
 
-_FOLD = "the model's snapshot is one fold (apply_commit); the impl replays in stages: "
 _STORE = "the impl's LogStore interface (write_new, list_from) stands for storage; the model's "
 "Log is a list: "
 
@@ -38,17 +37,10 @@ IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "and reads the newest usable checkpoint",
     "RETENTION.TOMBSTONES": "the model computes the cut-off; the impl filters its Arrow table",
     "RETENTION.LOG": "the model lists expired versions; the impl deletes them",
-    "RETENTION.SET_TRANSACTION": "the model drops expired app ids while listing checkpoint "
-    "actions; the impl asks the snapshot for the live ones",
     "LOG.CONTIGUITY": _STORE + "a gap is refused when a listing is turned into versions",
     "LOG.PUT_IF_ABSENT": _STORE + "put_if_absent",
     "LOG.ATOMIC_VISIBILITY": _STORE + "put_if_absent",
     "LOG.LISTING": _STORE + "latest_version",
-    "SNAPSHOT.RECONCILE": _FOLD + "replay.commits.reconcile",
-    "SNAPSHOT.TOMBSTONES": _FOLD + "Snapshot.tombstones",
-    "SNAPSHOT.PROTOCOL_METADATA": _FOLD + "replay.commits.require_protocol_and_metadata",
-    "SNAPSHOT.APP_TXN": _FOLD + "ReplayState.apply_non_file",
-    "SNAPSHOT.DOMAIN_METADATA": _FOLD + "ReplayState.apply_non_file",
     "PREDICATE.TYPING": "the model types a whole partition row (partition_row); the impl types "
     "one value for an Arrow column (typed)",
     "SNAPSHOT.TIME_TRAVEL": "the model's Log.snapshot folds up to a version; the impl's "
