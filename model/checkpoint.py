@@ -45,10 +45,11 @@ def checkpoint_interval(metadata: Metadata | None) -> int:
     return int(_property(metadata, "delta.checkpointInterval", None) or DEFAULT_CHECKPOINT_INTERVAL)
 
 
-@rule("CHECKPOINT.INTERVAL", "CHECKPOINT.COMMITTED_VERSION")
+@rule("CHECKPOINT.INTERVAL")
 def needs_checkpoint(version: int, metadata: Metadata | None) -> bool:
-    """CHECKPOINT.INTERVAL / CHECKPOINT.COMMITTED_VERSION: after committing ``version``,
-    checkpoint that version when it is a non-zero multiple of the interval."""
+    """CHECKPOINT.INTERVAL: after committing ``version``, checkpoint that version
+    (CHECKPOINT.COMMITTED_VERSION, ``Log.checkpoint_version``) when it is a non-zero multiple of
+    the interval."""
     return version != 0 and version % checkpoint_interval(metadata) == 0
 
 
@@ -122,11 +123,11 @@ def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
     )
 
 
-@rule("CHECKPOINT.READ")
 def snapshot_from_checkpoint(
     version: int, actions: Sequence[Action], later: Sequence[Commit]
 ) -> Snapshot:
-    """CHECKPOINT.READ: a checkpoint's actions stand for versions 0..version; replay the rest."""
+    """A checkpoint's actions stand for versions 0..version; replay the rest (CHECKPOINT.READ,
+    whose choice of the checkpoint is ``Log._load``)."""
     base = replay([Commit(version, tuple(actions))])
     return replay(later, start=base)
 

@@ -257,7 +257,7 @@ def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
 
 
 def _append(log: Log, actions: tuple[Action, ...]) -> Log:
-    appended = log.put_if_absent(log.latest_version + 1, actions, timestamp=0)
+    appended = log.write_new(log.latest_version + 1, actions, timestamp=0)
     if appended is None:
         raise AssertionError("setup commit collided")
     return appended
@@ -363,7 +363,7 @@ class ModelAdapter:
             self.checkpoint_files.setdefault(name, now)
         prefix = f"{version:020d}."
         read = checkpoint_read(n for n in self.checkpoint_files if n.startswith(prefix))
-        log = log.with_checkpoint(version, now if read in written else None)
+        log = log.checkpoint_version(version, now if read in written else None)
         self.machine = replace(self.machine, log=log)
         self._clean_up(version)
 
