@@ -97,7 +97,7 @@ class Workload:
         # --- the model's side
         model_metadata = ModelMetadata("bench", SCHEMA, ("p",))
         base = [ModelAdd(path, pairs({"p": str(p)}), size) for path, p, size in read_files]
-        log = Log().put_if_absent(0, (ModelProtocol(1, 2), model_metadata, *base), 0)
+        log = Log().write_new(0, (ModelProtocol(1, 2), model_metadata, *base), 0)
         assert log is not None
         self.profile = Profile()
         began = model_machine.begin(model_machine.Machine(profile=self.profile, log=log), "w")

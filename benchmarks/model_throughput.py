@@ -39,7 +39,7 @@ SCHEMA = (
 def new_machine() -> m.Machine:
     files = tuple(AddFile(f"p={p}/seed.parquet", pairs({"p": str(p)})) for p in range(PARTITIONS))
     metadata = Metadata("bench", SCHEMA, ("p",))
-    log = Log().put_if_absent(0, (Protocol(1, 2), metadata, *files), 0)
+    log = Log().write_new(0, (Protocol(1, 2), metadata, *files), 0)
     assert log is not None
     return m.Machine(log=log)
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from deltaspec.rules import rule
 
-from .actions import Action, Commit, Metadata, Protocol, RemoveFile
+from .actions import Action, Commit, Metadata, Protocol, RemoveFile, SetTransaction
 from .profiles import Profile
-from .snapshot import Snapshot, data_file_path, replay
+from .snapshot import Snapshot, data_file_path, replay, require_protocol_and_metadata
 
 DAY_MS = 24 * 60 * 60 * 1000
 _UNITS_MS = {
@@ -45,10 +45,11 @@ def checkpoint_interval(metadata: Metadata | None) -> int:
     return int(_property(metadata, "delta.checkpointInterval", None) or DEFAULT_CHECKPOINT_INTERVAL)
 
 
-@rule("CHECKPOINT.INTERVAL", "CHECKPOINT.COMMITTED_VERSION")
+@rule("CHECKPOINT.INTERVAL")
 def needs_checkpoint(version: int, metadata: Metadata | None) -> bool:
-    """CHECKPOINT.INTERVAL / CHECKPOINT.COMMITTED_VERSION: after committing ``version``,
-    checkpoint that version when it is a non-zero multiple of the interval."""
+    """CHECKPOINT.INTERVAL: after committing ``version``, checkpoint that version
+    (CHECKPOINT.COMMITTED_VERSION, ``Log.checkpoint_version``) when it is a non-zero multiple of
+    the interval."""
     return version != 0 and version % checkpoint_interval(metadata) == 0
 
 
@@ -93,35 +94,40 @@ def cleanup_may_truncate(
     return new_start >= protected_before or profile.has("checkpoint_protection_chunked_cleanup")
 
 
-@rule("CHECKPOINT.CONTENTS", "RETENTION.SET_TRANSACTION")
-def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
-    """CHECKPOINT.CONTENTS: protocol, metadata, app txns (RETENTION.SET_TRANSACTION), live adds,
-    unexpired tombstones and live domain metadata; no commitInfo, no cdc."""
-    if snapshot.protocol is None or snapshot.metadata is None:
-        raise ValueError(f"version {snapshot.version} has no protocol or metadata")
+@rule("RETENTION.SET_TRANSACTION")
+def app_transactions_at(snapshot: Snapshot, now: int) -> tuple[SetTransaction, ...]:
+    """RETENTION.SET_TRANSACTION: the app transactions of ``snapshot`` not expired at ``now``.
+    Without ``delta.setTransactionRetentionDuration`` none expires; with it, one expires when it
+    has no ``lastUpdated`` or it is at or before ``now`` minus the retention."""
     txn_retention = _property(snapshot.metadata, "delta.setTransactionRetentionDuration", None)
-    txns = tuple(
+    return tuple(
         t
         for t in snapshot.app_txns.values()
         if txn_retention is None
         or (t.last_updated is not None and t.last_updated > now - interval_ms(txn_retention))
     )
-    tombstones = unexpired_tombstones(snapshot, now)
+
+
+@rule("CHECKPOINT.CONTENTS")
+def checkpoint_actions(snapshot: Snapshot, now: int) -> tuple[Action, ...]:
+    """CHECKPOINT.CONTENTS: protocol, metadata, app txns (RETENTION.SET_TRANSACTION), live adds,
+    unexpired tombstones and live domain metadata; no commitInfo, no cdc."""
+    protocol, metadata = require_protocol_and_metadata(snapshot)
     return (
-        snapshot.protocol,
-        snapshot.metadata,
-        *txns,
+        protocol,
+        metadata,
+        *app_transactions_at(snapshot, now),
         *snapshot.files.values(),
-        *tombstones,
+        *tombstones(snapshot, now),
         *snapshot.domains.values(),
     )
 
 
-@rule("CHECKPOINT.READ")
 def snapshot_from_checkpoint(
     version: int, actions: Sequence[Action], later: Sequence[Commit]
 ) -> Snapshot:
-    """CHECKPOINT.READ: a checkpoint's actions stand for versions 0..version; replay the rest."""
+    """A checkpoint's actions stand for versions 0..version; replay the rest (CHECKPOINT.READ,
+    whose choice of the checkpoint is ``Log._load``)."""
     base = replay([Commit(version, tuple(actions))])
     return replay(later, start=base)
 
@@ -196,9 +202,11 @@ def expired_log_versions(
     return tuple(range(new_start))
 
 
-def unexpired_tombstones(snapshot: Snapshot, now: int) -> tuple[RemoveFile, ...]:
-    """The tombstones of ``snapshot`` that have not expired at ``now`` (RETENTION.TOMBSTONES):
-    those deleted after :func:`min_file_retention_timestamp`, a missing time counting as 0."""
+@rule("SNAPSHOT.TOMBSTONES")
+def tombstones(snapshot: Snapshot, now: int) -> tuple[RemoveFile, ...]:
+    """SNAPSHOT.TOMBSTONES: the tombstones of ``snapshot`` that have not expired at ``now``
+    (RETENTION.TOMBSTONES): those deleted after :func:`min_file_retention_timestamp`, a missing
+    time counting as 0."""
     keep_after = min_file_retention_timestamp(snapshot.metadata, now)
     return tuple(
         r for r in snapshot.tombstones.values() if (r.deletion_timestamp or 0) > keep_after

@@ -78,10 +78,11 @@ _LEGACY_MAX_READER_VERSION = ((parse_release("0.1.0"), 1), (parse_release("1.1.0
 
 def unreadable(protocol: Protocol, profile: Profile) -> list[str]:
     """Why the release's reader refuses a snapshot with ``protocol`` (empty: it reads it), the
-    reader check of SNAPSHOT.PROTOCOL_METADATA (whose model function is ``apply_commit``): a
-    ``minReaderVersion`` it does not take, or (at reader version 3) each listed reader feature it
-    does not support, as spec/data/releases.json states the release's features (so v2.3.0, which
-    reads deletionVectors but cannot write them, is taken to refuse them)."""
+    reader check of SNAPSHOT.PROTOCOL_METADATA (whose model function is
+    ``require_protocol_and_metadata``): a ``minReaderVersion`` it does not take, or (at reader
+    version 3) each listed reader feature it does not support, as spec/data/releases.json states
+    the release's features (so v2.3.0, which reads deletionVectors but cannot write them, is
+    taken to refuse them)."""
     support = writer_support(profile.release)
     if TABLE_FEATURES_WRITER_VERSION in support.writer_versions:  # table features: 1, 2, 3
         highest = TABLE_FEATURES_READER

@@ -43,19 +43,27 @@ class Log:
         return len(self.commits) - 1
 
     @rule("SNAPSHOT.TIME_TRAVEL")
-    def snapshot(self, version: int | None = None) -> Snapshot | None:
-        """SNAPSHOT.TIME_TRAVEL: the state at ``version`` (default latest); None if absent."""
-        if version is None:
-            version = self.latest_version
-        if version == -1:
-            return Snapshot()
-        if not 0 <= version <= self.latest_version:
-            return None
-        return self._read(version)
+    def target_version(self, requested: int | None) -> int | None:
+        """SNAPSHOT.TIME_TRAVEL: the version a read of ``requested`` loads (default latest, -1:
+        no table yet); None if the log has no such version."""
+        if requested is None:
+            return self.latest_version
+        return requested if -1 <= requested <= self.latest_version else None
 
-    def _read(self, version: int) -> Snapshot:
-        """What a reader of ``version`` loads: the content of the checkpoint it starts from
-        plus the commits after it (CHECKPOINT.READ), the fold when that checkpoint holds it."""
+    def snapshot(self, version: int | None = None) -> Snapshot | None:
+        """The state at ``version`` (default latest, :meth:`target_version`); None if absent."""
+        target = self.target_version(version)
+        if target is None:
+            return None
+        if target == -1:
+            return Snapshot()
+        return self._load(target)
+
+    @rule("CHECKPOINT.READ")
+    def _load(self, version: int) -> Snapshot:
+        """CHECKPOINT.READ: what a reader of ``version`` loads: the content of the checkpoint it
+        starts from (the newest at or below it) plus the commits after it, the fold when that
+        checkpoint holds it."""
         start = self._start(version)
         if start is None:
             return self.snapshots[version]
@@ -70,11 +78,10 @@ class Log:
         return newest if newest in self.checkpoint_states else None
 
     @rule("LOG.PUT_IF_ABSENT", "LOG.ATOMIC_VISIBILITY", "LOG.CONTIGUITY")
-    def put_if_absent(
-        self, version: int, actions: tuple[Action, ...], timestamp: int
-    ) -> Log | None:
-        """LOG.PUT_IF_ABSENT / LOG.ATOMIC_VISIBILITY: the whole commit lands, or None when
-        ``version`` exists already."""
+    def write_new(self, version: int, actions: tuple[Action, ...], timestamp: int) -> Log | None:
+        """LOG.PUT_IF_ABSENT / LOG.ATOMIC_VISIBILITY: write ``version`` only if it is new (as
+        the impl's ``LogStore.write_new``): the whole commit lands, or None when ``version``
+        exists already; a version past the next one is a gap (LOG.CONTIGUITY), refused."""
         if version <= self.latest_version:
             return None
         if version != self.latest_version + 1:
@@ -87,14 +94,16 @@ class Log:
             snapshots=(*self.snapshots, apply_commit(previous, commit)),
         )
 
-    def with_checkpoint(self, version: int, now: int | None = None) -> Log:
-        """The log with a checkpoint of ``version``. Written at ``now``, it is the one reads of
-        ``version`` and later start from, holding what a reader of ``version`` loads less what
-        had expired at ``now`` (CHECKPOINT.CONTENTS); None: one that exists keeps its content,
-        a new one holds what a reader of ``version`` loads."""
+    @rule("CHECKPOINT.COMMITTED_VERSION")
+    def checkpoint_version(self, version: int, now: int | None = None) -> Log:
+        """CHECKPOINT.COMMITTED_VERSION: the log with a checkpoint of ``version``, whatever
+        versions came after it. Written at ``now``, it is the one reads of ``version`` and later
+        start from, holding what a reader of ``version`` loads less what had expired at ``now``
+        (CHECKPOINT.CONTENTS); None: one that exists keeps its content, a new one holds what a
+        reader of ``version`` loads."""
         if not 0 <= version <= self.latest_version:
             raise ValueError(f"no version {version} to checkpoint")
-        read = self._read(version)
+        read = self._load(version)
         states = dict(self.checkpoint_states)
         if now is not None or version not in self.checkpoints:
             content = read if now is None else checkpointed(read, now)

@@ -164,7 +164,7 @@ def try_write(machine: Machine, name: str, now: int) -> Machine:
         writer.attempt_version,
         machine.profile,
     )
-    log = machine.log.put_if_absent(writer.attempt_version, actions, now)
+    log = machine.log.write_new(writer.attempt_version, actions, now)
     if log is not None:
         return _finish(
             machine._with(name, writer, log), name, writer, Committed(writer.attempt_version)

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 from deltaspec.rules import rule
 
 from .actions import (
+    Action,
     AddFile,
     Commit,
     DomainMetadata,
@@ -69,57 +70,85 @@ def data_file_path(path: str) -> str:
     return unquote(canonical_path(path), errors="replace")
 
 
-@rule(
-    "SNAPSHOT.RECONCILE",
-    "SNAPSHOT.TOMBSTONES",
-    "SNAPSHOT.PROTOCOL_METADATA",
-    "SNAPSHOT.APP_TXN",
-    "SNAPSHOT.DOMAIN_METADATA",
-)
-def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
-    """SNAPSHOT.REPLAY / SNAPSHOT.RECONCILE: apply one commit's actions in file order.
-
-    Files reconcile by (canonical path, deletion-vector id) (SNAPSHOT.FILE_KEY,
-    SNAPSHOT.CANONICAL_PATH): an add
-    makes the key live and clears its tombstone, a remove does the reverse
-    (SNAPSHOT.TOMBSTONES). The latest protocol and metadata win
-    (SNAPSHOT.PROTOCOL_METADATA), as do the latest txn per app id
-    (SNAPSHOT.APP_TXN) and the latest domain metadata per domain, a removed one
-    deleting its domain (SNAPSHOT.DOMAIN_METADATA).
-    """
-    files = dict(snapshot.files)
-    tombstones = dict(snapshot.tombstones)
-    app_txns = dict(snapshot.app_txns)
-    domains = dict(snapshot.domains)
-    protocol, metadata = snapshot.protocol, snapshot.metadata
-    for action in commit.actions:
-        if isinstance(action, AddFile | RemoveFile):
-            action = replace(action, path=canonical_path(action.path))
+@rule("SNAPSHOT.RECONCILE")
+def reconcile(
+    files: Mapping[FileKey, AddFile],
+    tombstones: Mapping[FileKey, RemoveFile],
+    actions: Iterable[Action],
+) -> tuple[Mapping[FileKey, AddFile], Mapping[FileKey, RemoveFile]]:
+    """SNAPSHOT.RECONCILE: the live files and tombstones after a commit's file actions, in file
+    order. Files reconcile by (canonical path, deletion-vector id) (SNAPSHOT.FILE_KEY,
+    SNAPSHOT.CANONICAL_PATH): an add makes the key live and clears its tombstone, a remove does
+    the reverse (SNAPSHOT.TOMBSTONES)."""
+    files, tombstones = dict(files), dict(tombstones)
+    for action in actions:
         match action:
             case AddFile():
+                action = replace(action, path=canonical_path(action.path))
                 files[action.key] = action
                 tombstones.pop(action.key, None)
             case RemoveFile():
+                action = replace(action, path=canonical_path(action.path))
                 files.pop(action.key, None)
                 tombstones[action.key] = action
+    return MappingProxyType(files), MappingProxyType(tombstones)
+
+
+@rule("SNAPSHOT.PROTOCOL_METADATA")
+def require_protocol_and_metadata(snapshot: Snapshot) -> tuple[Protocol, Metadata]:
+    """SNAPSHOT.PROTOCOL_METADATA: the snapshot's protocol and metadata, the latest of each
+    (``apply_commit``); a snapshot without both is corrupt (ValueError). Whether the reader
+    supports the protocol is ``features.unreadable``."""
+    if snapshot.protocol is None or snapshot.metadata is None:
+        raise ValueError(f"version {snapshot.version} has no protocol or metadata")
+    return snapshot.protocol, snapshot.metadata
+
+
+@rule("SNAPSHOT.APP_TXN")
+def apply_app_txn(
+    app_txns: Mapping[str, SetTransaction], txn: SetTransaction
+) -> Mapping[str, SetTransaction]:
+    """SNAPSHOT.APP_TXN: the latest ``txn`` per app id wins, whatever its version."""
+    return MappingProxyType({**app_txns, txn.app_id: txn})
+
+
+@rule("SNAPSHOT.DOMAIN_METADATA")
+def apply_domain_metadata(
+    domains: Mapping[str, DomainMetadata], action: DomainMetadata
+) -> Mapping[str, DomainMetadata]:
+    """SNAPSHOT.DOMAIN_METADATA: the latest domain metadata per domain wins; a removed one
+    deletes its domain."""
+    if action.removed:
+        return MappingProxyType({d: m for d, m in domains.items() if d != action.domain})
+    return MappingProxyType({**domains, action.domain: action})
+
+
+def apply_commit(snapshot: Snapshot, commit: Commit) -> Snapshot:
+    """SNAPSHOT.REPLAY: apply one commit's actions in file order: its file actions reconcile
+    (:func:`reconcile`), the latest protocol and metadata win (SNAPSHOT.PROTOCOL_METADATA), as
+    do the latest txn per app id (:func:`apply_app_txn`) and the latest domain metadata per
+    domain (:func:`apply_domain_metadata`)."""
+    files, tombstones = reconcile(snapshot.files, snapshot.tombstones, commit.actions)
+    app_txns, domains = snapshot.app_txns, snapshot.domains
+    protocol, metadata = snapshot.protocol, snapshot.metadata
+    for action in commit.actions:
+        match action:
             case Protocol():
                 protocol = action
             case Metadata():
                 metadata = action
             case SetTransaction():
-                app_txns[action.app_id] = action
-            case DomainMetadata() if action.removed:
-                domains.pop(action.domain, None)
+                app_txns = apply_app_txn(app_txns, action)
             case DomainMetadata():
-                domains[action.domain] = action
+                domains = apply_domain_metadata(domains, action)
     return Snapshot(
         version=commit.version,
         protocol=protocol,
         metadata=metadata,
-        files=MappingProxyType(files),
-        tombstones=MappingProxyType(tombstones),
-        app_txns=MappingProxyType(app_txns),
-        domains=MappingProxyType(domains),
+        files=files,
+        tombstones=tombstones,
+        app_txns=app_txns,
+        domains=domains,
         timestamp=commit.timestamp,
         in_commit_timestamp=commit.commit_info.in_commit_timestamp if commit.commit_info else None,
     )

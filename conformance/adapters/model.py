@@ -28,7 +28,7 @@ from deltaspec.model.checkpoint import (
     listed_commit_times,
     min_file_retention_timestamp,
     post_commit,
-    unexpired_tombstones,
+    tombstones,
     vacuum_deletes,
 )
 from deltaspec.model.log import Log, TimestampOutOfRange, version_at_timestamp
@@ -237,13 +237,11 @@ def commit_info_json(info: CommitInfo | None) -> Json:
 def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
     """``snapshot`` in the scenario shape; with ``now``, only the tombstones unexpired then."""
     protocol = snapshot.protocol
-    tombstones = (
-        snapshot.tombstones.values() if now is None else unexpired_tombstones(snapshot, now)
-    )
+    kept = snapshot.tombstones.values() if now is None else tombstones(snapshot, now)
     return {
         "version": snapshot.version,
         "files": sorted(path for path, _ in snapshot.files),
-        "tombstones": sorted(r.path for r in tombstones),  # one per key (SNAPSHOT.FILE_KEY)
+        "tombstones": sorted(r.path for r in kept),  # one per key (SNAPSHOT.FILE_KEY)
         "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
         "row_ids": {
             path: [f.base_row_id, f.default_row_commit_version]
@@ -259,7 +257,7 @@ def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
 
 
 def _append(log: Log, actions: tuple[Action, ...]) -> Log:
-    appended = log.put_if_absent(log.latest_version + 1, actions, timestamp=0)
+    appended = log.write_new(log.latest_version + 1, actions, timestamp=0)
     if appended is None:
         raise AssertionError("setup commit collided")
     return appended
@@ -365,7 +363,7 @@ class ModelAdapter:
             self.checkpoint_files.setdefault(name, now)
         prefix = f"{version:020d}."
         read = checkpoint_read(n for n in self.checkpoint_files if n.startswith(prefix))
-        log = log.with_checkpoint(version, now if read in written else None)
+        log = log.checkpoint_version(version, now if read in written else None)
         self.machine = replace(self.machine, log=log)
         self._clean_up(version)
 

@@ -25,7 +25,7 @@ from ..workload.alphabet import ExploreError
 
 
 def _append(log: Log, version: int, actions: tuple[Action, ...], timestamp: int) -> Log:
-    written = Log.put_if_absent(log, version, actions, timestamp)
+    written = Log.write_new(log, version, actions, timestamp)
     assert written is not None
     return written
 
@@ -39,11 +39,9 @@ class OverwritingLog(Log):
     def of(cls, log: Log) -> OverwritingLog:
         return cls(log.commits, log.snapshots, log.checkpoints)
 
-    def put_if_absent(
-        self, version: int, actions: tuple[Action, ...], timestamp: int
-    ) -> Log | None:
+    def write_new(self, version: int, actions: tuple[Action, ...], timestamp: int) -> Log | None:
         if version > self.latest_version:
-            written = Log.put_if_absent(self, version, actions, timestamp)
+            written = Log.write_new(self, version, actions, timestamp)
             return None if written is None else OverwritingLog.of(written)
         log = Log(self.commits[:version], self.snapshots[:version])
         log = _append(log, version, actions, timestamp)

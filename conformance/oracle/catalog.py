@@ -508,7 +508,7 @@ CHECKPOINT: tuple[Mutant, ...] = (
 SERVICES: tuple[Mutant, ...] = (
     _m("tombstone-expiry-inclusive", "a tombstone exactly at the cutoff is kept",
        "RETENTION.TOMBSTONES", "pc.greater(stamps,", "pc.greater_equal(stamps,",
-       "services", "services"),
+       "services", "services", function="snapshot.state:Snapshot.tombstones_table"),
     _m("app-txn-expiry-inclusive", "a SetTransaction exactly at the cutoff is kept",
        "RETENTION.SET_TRANSACTION",
        "txn.last_updated > cutoff", "txn.last_updated >= cutoff", "services", "services"),

@@ -46,17 +46,29 @@ class ReplayState:
             self.cacheable,
         )
 
-    @rule("SNAPSHOT.APP_TXN", "SNAPSHOT.DOMAIN_METADATA")
     def apply_non_file(self, action: Action) -> None:
-        """The latest protocol, metadata and ``txn`` per app id win; a removed domain goes."""
+        """The latest protocol and metadata win (SNAPSHOT.PROTOCOL_METADATA), as do the latest
+        ``txn`` per app id (:meth:`apply_app_txn`) and the latest domain metadata per domain
+        (:meth:`apply_domain_metadata`)."""
         if isinstance(action, Protocol):
             self.protocol = action
         elif isinstance(action, Metadata):
             self.metadata = action
         elif isinstance(action, SetTransaction):
-            self.txns[action.app_id] = action
+            self.apply_app_txn(action)
         elif isinstance(action, DomainMetadata):
-            if action.removed:
-                self.domains.pop(action.domain, None)
-            else:
-                self.domains[action.domain] = action
+            self.apply_domain_metadata(action)
+
+    @rule("SNAPSHOT.APP_TXN")
+    def apply_app_txn(self, action: SetTransaction) -> None:
+        """The latest ``txn`` per app id wins, whatever its version (SNAPSHOT.APP_TXN)."""
+        self.txns[action.app_id] = action
+
+    @rule("SNAPSHOT.DOMAIN_METADATA")
+    def apply_domain_metadata(self, action: DomainMetadata) -> None:
+        """The latest domain metadata per domain wins; a removed domain goes
+        (SNAPSHOT.DOMAIN_METADATA)."""
+        if action.removed:
+            self.domains.pop(action.domain, None)
+        else:
+            self.domains[action.domain] = action

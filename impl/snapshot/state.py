@@ -132,14 +132,19 @@ class Snapshot:
         return self.properties.deleted_file_retention_ms
 
     @rule("RETENTION.TOMBSTONES")
+    def min_file_retention_timestamp(self, now_ms: int) -> int:
+        """``now_ms − delta.deletedFileRetentionDuration``: a tombstone deleted at or before it
+        has expired (RETENTION.TOMBSTONES; delta-spark's ``minFileRetentionTimestamp``)."""
+        return now_ms - self.deleted_file_retention_ms
+
     def tombstones_table(self, now_ms: int | None = None) -> pa.Table:
         """Tombstones not expired at ``now_ms`` (default: when the snapshot was built).
 
         A tombstone expires when its ``deletionTimestamp`` (0 if absent) is at or before
-        ``now − delta.deletedFileRetentionDuration`` (RETENTION.TOMBSTONES).
+        :meth:`min_file_retention_timestamp` (RETENTION.TOMBSTONES).
         """
         now = self.now_ms if now_ms is None else now_ms
-        cutoff = now - self.deleted_file_retention_ms
+        cutoff = self.min_file_retention_timestamp(now)
         table = self.all_tombstones
         if table.num_rows == 0:
             return table

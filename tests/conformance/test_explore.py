@@ -69,10 +69,10 @@ def test_without_put_if_absent_the_lost_write_is_found_at_depth_four() -> None:
 def test_the_overwriting_store_replaces_a_commit_and_keeps_the_later_ones() -> None:
     log = OverwritingLog.of(Log())
     for version in range(3):
-        written = log.put_if_absent(version, (), version)
+        written = log.write_new(version, (), version)
         assert isinstance(written, OverwritingLog)
         log = written
-    over = log.put_if_absent(1, (), 42)
+    over = log.write_new(1, (), 42)
     assert isinstance(over, OverwritingLog)
     assert [c.timestamp for c in over.commits] == [0, 42, 2]
     assert [s.version for s in over.snapshots] == [0, 1, 2]

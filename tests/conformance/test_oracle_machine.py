@@ -25,7 +25,7 @@ from deltaspec.model.actions import AddFile, Commit, Metadata, RemoveFile
 from deltaspec.model.checkpoint import (
     checkpoint_file_names,
     listed_commit_times,
-    unexpired_tombstones,
+    tombstones,
     vacuum_deletes,
 )
 from deltaspec.model.log import TimestampOutOfRange, version_at_timestamp
@@ -93,8 +93,8 @@ def _snapshot(removed_at: int) -> tuple[Commit, ...]:
 
 def test_a_tombstone_expires_exactly_at_the_retention_boundary() -> None:
     snapshot = replay(_snapshot(removed_at=1_000))
-    assert [r.path for r in unexpired_tombstones(snapshot, 1_000 + WEEK_MS - 1)] == ["a%20b/f1"]
-    assert unexpired_tombstones(snapshot, 1_000 + WEEK_MS) == ()
+    assert [r.path for r in tombstones(snapshot, 1_000 + WEEK_MS - 1)] == ["a%20b/f1"]
+    assert tombstones(snapshot, 1_000 + WEEK_MS) == ()
 
 
 def test_vacuum_deletes_decoded_paths_older_than_the_cutoff_and_unreferenced() -> None:

@@ -100,7 +100,7 @@ def logs(draw: st.DrawFn) -> Log:
     bodies = [first, *draw(st.lists(st.lists(body_actions, max_size=5).map(tuple), max_size=7))]
     log = Log()
     for version, body in enumerate(bodies):
-        landed = log.put_if_absent(version, body, 1000 + version)
+        landed = log.write_new(version, body, 1000 + version)
         assert landed is not None
         log = landed
     return log
@@ -213,7 +213,7 @@ def test_a_checkpoint_alone_stands_for_its_version():
         (CommitInfo(NOW, "WRITE"), AddCDCFile("c"), AddFile("c")),
     ]
     for version, body in enumerate(bodies):
-        log = log.put_if_absent(version, body, version)
+        log = log.write_new(version, body, version)
     for version in range(3):
         at = log.snapshot(version)
         rebuilt = snapshot_from_checkpoint(version, checkpoint_actions(at, NOW), [])
@@ -253,7 +253,7 @@ def test_the_default_interval_is_ten(table):
 def _log_of(bodies: list[tuple[Action, ...]]) -> Log:
     log = Log()
     for version, body in enumerate(bodies):
-        log = log.put_if_absent(version, body, 1000 * version)
+        log = log.write_new(version, body, 1000 * version)
     return log
 
 
@@ -277,7 +277,7 @@ def test_the_checkpoint_is_of_the_committed_version_even_after_later_commits():
     # the writer of version 10 runs its hook after versions 11 and 12 landed
     assert needs_checkpoint(10, log.snapshot(10).metadata)
     cp = checkpoint_actions(log.snapshot(10), NOW)
-    log = log.with_checkpoint(10)
+    log = log.checkpoint_version(10)
     assert log.checkpoints == (10,)
     rebuilt = snapshot_from_checkpoint(10, cp, log.commits[11:])
     latest = log.snapshot()
@@ -296,10 +296,13 @@ def test_the_checkpoint_is_of_the_committed_version_even_after_later_commits():
 @pytest.mark.rules("CHECKPOINT.COMMITTED_VERSION")
 def test_only_existing_versions_can_be_checkpointed():
     log = _log_of([(Protocol(1, 2), metadata()), (AddFile("a"),)])
-    assert log.with_checkpoint(1).with_checkpoint(0).with_checkpoint(1).checkpoints == (0, 1)
+    assert log.checkpoint_version(1).checkpoint_version(0).checkpoint_version(1).checkpoints == (
+        0,
+        1,
+    )
     for version in (2, -1):
         with pytest.raises(ValueError):
-            log.with_checkpoint(version)
+            log.checkpoint_version(version)
 
 
 def _tombstones(log: Log, version: int | None = None) -> set[str]:
@@ -316,18 +319,18 @@ def test_a_tombstone_a_checkpoint_left_out_stays_out_of_every_read_from_it():
     log = _log_of(
         [(Protocol(1, 2), metadata(), AddFile("a")), (RemoveFile("a", NOW),), (AddFile("b"),)]
     )
-    kept = log.with_checkpoint(1, NOW + WEEK - 1)
+    kept = log.checkpoint_version(1, NOW + WEEK - 1)
     assert kept.checkpoint_states == {} and kept.snapshot() == log.snapshot()
-    dropped = log.with_checkpoint(1, NOW + WEEK)
+    dropped = log.checkpoint_version(1, NOW + WEEK)
     for version in (1, 2):
         assert _tombstones(dropped, version) == set()
         read, fold = dropped.snapshot(version), log.snapshots[version]
         assert read is not None and (read.files, read.timestamp) == (fold.files, fold.timestamp)
     assert _tombstones(log) == {"a"} and _tombstones(dropped, 0) == set()
     # a second checkpoint of version 1 without a clock keeps what the first one holds
-    assert _tombstones(dropped.with_checkpoint(1)) == set()
+    assert _tombstones(dropped.checkpoint_version(1)) == set()
     # a checkpoint of version 2 is written from what a reader of 2 loads: no tombstone either
-    assert _tombstones(dropped.with_checkpoint(2, NOW)) == set()
+    assert _tombstones(dropped.checkpoint_version(2, NOW)) == set()
 
 
 # --------------------------------------------------------------------------------------------

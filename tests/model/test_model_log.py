@@ -99,9 +99,9 @@ def test_put_if_absent_creates_only_the_next_version(attempts):
         version = log.latest_version + offset
         before = log
         if offset <= 0:  # the version exists (or is negative): the put fails, nothing changes
-            assert log.put_if_absent(version, body, 7) is None
+            assert log.write_new(version, body, 7) is None
         elif offset == 1:
-            landed = log.put_if_absent(version, body, 7)
+            landed = log.write_new(version, body, 7)
             assert landed is not None
             assert landed.latest_version == version == before.latest_version + 1
             assert landed.commits[:-1] == before.commits  # nothing earlier is rewritten
@@ -110,7 +110,7 @@ def test_put_if_absent_creates_only_the_next_version(attempts):
             log = landed
         else:  # a gap is never created
             with pytest.raises(ValueError):
-                log.put_if_absent(version, body, 7)
+                log.write_new(version, body, 7)
         assert before.latest_version == len(before.commits) - 1  # the old log is untouched
         assert [c.version for c in log.commits] == list(range(log.latest_version + 1))
         assert len(log.snapshots) == len(log.commits)
@@ -123,7 +123,7 @@ def test_a_version_shows_all_of_its_commit_and_nothing_of_later_ones(commit_bodi
     log = Log()
     history = [log]
     for version, body in enumerate(commit_bodies):
-        log = log.put_if_absent(version, body, version)
+        log = log.write_new(version, body, version)
         history.append(log)
     for version in range(len(commit_bodies)):
         seen = log.snapshot(version)

@@ -134,7 +134,7 @@ def as_plain(snapshot: Snapshot) -> dict[str, Any]:
 def build_log(commits: list[Commit]) -> Log:
     log = Log()
     for commit in commits:
-        landed = log.put_if_absent(commit.version, commit.actions, commit.timestamp)
+        landed = log.write_new(commit.version, commit.actions, commit.timestamp)
         assert landed is not None
         log = landed
     return log

@@ -24,35 +24,22 @@ RULES_WITHOUT_MODEL_FUNCTION: dict[str, str] = {
 """Rules the model does not model, with the reason. The dict only shrinks: a rule that gains a
 model function must leave it."""
 
-_FOLD = "the model's snapshot is one fold (apply_commit); the impl replays in stages: "
-_STORE = "the impl's LogStore interface (write_new, list_from) stands for storage; the model's "
-"Log is a list: "
-
 IMPL_NAMED_OTHERWISE: dict[str, str] = {
     "RETRY.ATTEMPT_VERSION": "the model's try_write is one step of the commit loop (the machine "
-    "interleaves writers); the impl's write_with_retries runs the whole loop",
-    "CHECKPOINT.CONTENTS": "the model lists actions; the impl builds the Parquet table",
-    "CHECKPOINT.COMMITTED_VERSION": "the model asks whether a version needs a checkpoint; the "
-    "impl returns the version to checkpoint",
-    "CHECKPOINT.READ": "the model folds a checkpoint's actions; the impl's DeltaLog._load picks "
-    "and reads the newest usable checkpoint",
-    "RETENTION.TOMBSTONES": "the model computes the cut-off; the impl filters its Arrow table",
-    "RETENTION.LOG": "the model lists expired versions; the impl deletes them",
-    "RETENTION.SET_TRANSACTION": "the model drops expired app ids while listing checkpoint "
-    "actions; the impl asks the snapshot for the live ones",
-    "LOG.CONTIGUITY": _STORE + "a gap is refused when a listing is turned into versions",
-    "LOG.PUT_IF_ABSENT": _STORE + "put_if_absent",
-    "LOG.ATOMIC_VISIBILITY": _STORE + "put_if_absent",
-    "LOG.LISTING": _STORE + "latest_version",
-    "SNAPSHOT.RECONCILE": _FOLD + "replay.commits.reconcile",
-    "SNAPSHOT.TOMBSTONES": _FOLD + "Snapshot.tombstones",
-    "SNAPSHOT.PROTOCOL_METADATA": _FOLD + "replay.commits.require_protocol_and_metadata",
-    "SNAPSHOT.APP_TXN": _FOLD + "ReplayState.apply_non_file",
-    "SNAPSHOT.DOMAIN_METADATA": _FOLD + "ReplayState.apply_non_file",
-    "PREDICATE.TYPING": "the model types a whole partition row (partition_row); the impl types "
-    "one value for an Arrow column (typed)",
-    "SNAPSHOT.TIME_TRAVEL": "the model's Log.snapshot folds up to a version; the impl's "
-    "time_travel.target_version resolves a version (version_at a timestamp) first",
+    "interleaves writers); the impl's write_with_retries runs the whole loop, which cannot be "
+    "stepped",
+    "CHECKPOINT.CONTENTS": "the model lists actions; the impl builds the Parquet table column by "
+    "column from the snapshot's Arrow tables, never one action at a time",
+    "RETENTION.LOG": "the model lists expired versions; the impl's choice is not pure: it "
+    "stats only the prefix of the log that may expire and reads its new start back "
+    "(RETENTION.VERIFIED_CHECKPOINT) before deleting files, not versions",
+    "LOG.CONTIGUITY": "the model's Log is a tuple, contiguous by construction: its write_new "
+    "refuses a gap; the impl refuses one where a listing is turned into versions (require_commits)",
+    "LOG.LISTING": "the model's Log is never listed, it knows its latest_version; the impl's "
+    "LogStore.list_from is the listing whose guarantee the rule states",
+    "PREDICATE.TYPING": "the model types a whole partition row (partition_row) with "
+    "ACTION.PARTITION_VALUES's decode_partition_value, literals too; the impl types one value "
+    "for an Arrow column (typed), apart from its codec's decoder",
 }
 """Rules whose impl function is deliberately named unlike the model's, with the reason."""
 
