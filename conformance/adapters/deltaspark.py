@@ -43,6 +43,15 @@ from ..harness.adapter import (
     Unsupported,
     WriterSpec,
 )
+from .deltaspark_jvm import (
+    checkpoint,
+    delta_log,
+    delta_package,
+    java_view,
+    scala_none,
+    scala_object,
+    scala_seq,
+)
 from .deltaspark_session import RELEASE, delta_session
 from .impl import _initial_commit, to_action, verify_stored_log
 from .logfiles import delete_log_below, read_checksum_file
@@ -228,7 +237,7 @@ class DeltaSparkAdapter:
         self.path = str(root)
         self.spark = session if session is not None else delta_session()
         self.jvm = self.spark._jvm
-        self.delta = self.jvm.org.apache.spark.sql.delta
+        self.delta = delta_package(self.spark)
         self.writers: dict[str, _Writer] = {}
         self.confs: dict[str, str | None] = {}
         self.store = LocalLogStore(root)
@@ -236,16 +245,13 @@ class DeltaSparkAdapter:
     # --- py4j helpers -------------------------------------------------------------------------
 
     def _none(self) -> Any:
-        return getattr(getattr(self.jvm.scala, "None$"), "MODULE$")
+        return scala_none(self.spark)
 
     def _some(self, value: Any) -> Any:
         return self.jvm.scala.Option.apply(value)
 
     def _seq(self, items: Sequence[Any]) -> Any:
-        java_list = self.jvm.java.util.ArrayList()
-        for item in items:
-            java_list.add(item)
-        return self.jvm.org.apache.spark.api.python.PythonUtils.toSeq(java_list)
+        return scala_seq(self.spark, items)
 
     def _map(self, mapping: dict[str, str]) -> Any:
         java_map = self.jvm.java.util.HashMap()
@@ -255,16 +261,16 @@ class DeltaSparkAdapter:
 
     def _list(self, seq: Any) -> list[Any]:
         """A Scala Seq as a Python list."""
-        return list(self.jvm.scala.jdk.javaapi.CollectionConverters.asJava(seq))
+        return list(java_view(self.spark, seq))
 
     def _log(self) -> Any:
-        return self.delta.DeltaLog.forTable(self.spark._jsparkSession, self.path)
+        return delta_log(self.spark, self.path)
 
     def _inner(self, name: str) -> Any:
         return getattr(self.delta, f"DeltaOperations${name}")
 
     def _object(self, name: str) -> Any:
-        return getattr(getattr(self.delta, f"DeltaOperations${name}$"), "MODULE$")
+        return scala_object(self.delta, f"DeltaOperations${name}")
 
     # --- the adapter ----------------------------------------------------------------------------
 
@@ -488,9 +494,7 @@ class DeltaSparkAdapter:
         raise Unsupported("delta-spark's commit loop cannot be stepped")
 
     def checkpoint(self, version: int, now: int) -> None:
-        log = self._log()
-        snapshot = log.getSnapshotAt(version, self._none(), self._none(), False)
-        log.checkpoint(snapshot, self._none())
+        checkpoint(self.spark, self.path, version)
 
     def clean_up_log(self, version: int, now: int) -> None:
         delete_log_below(self.root, version)

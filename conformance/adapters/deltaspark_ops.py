@@ -51,10 +51,12 @@ from ..harness.adapter import (
     Unsupported,
     protocol_json,
 )
-from . import datafiles
+from . import datafiles, deltaspark_jvm
 from . import engine_ops as ops
+from .deltaspark_jvm import delta_log, delta_package, java_view, jvm, scala_none, scala_object
 from .deltaspark_session import delta_session
 from .spark import SparkAdapter, Work, outcome_of
+from .spark_engines import merge_clauses, table_sql
 
 _JOIN_SECONDS = 600
 _SESSION_SETTINGS = {
@@ -64,16 +66,6 @@ _SESSION_SETTINGS = {
 _WINNER = re.compile(r"committed at version (\d+)")
 _CONFLICTING_COMMIT = re.compile(r"Conflicting commit: (\{.*\})")
 _ERROR_CLASS = re.compile(r"\[([A-Z_.]+)\]")
-
-
-def _jvm(spark: SparkSession) -> Any:
-    """The py4j view of the driver JVM."""
-    return spark._jvm
-
-
-def _scala_object(package: Any, name: str) -> Any:
-    """The singleton of Scala ``object name`` in a py4j package view."""
-    return getattr(getattr(package, f"{name}$"), "MODULE$")
 
 
 @cache
@@ -151,12 +143,11 @@ class _PausedCommand:
     observer: Any = field(init=False)
 
     def __post_init__(self) -> None:
-        fuzzer = _jvm(self.spark).org.apache.spark.sql.delta.fuzzer
-        self.phases = _scala_object(fuzzer, "OptimisticTransactionPhases").forName("deltaspec")
+        fuzzer = delta_package(self.spark).fuzzer
+        self.phases = scala_object(fuzzer, "OptimisticTransactionPhases").forName("deltaspec")
         self.observer = fuzzer.PhaseLockingTransactionExecutionObserver(self.phases)
         # a command's later transactions (OPTIMIZE's retry after a conflict) run unobserved
-        no_op = _scala_object(_jvm(self.spark).org.apache.spark.sql.delta,
-                              "NoOpTransactionExecutionObserver")  # fmt: skip
+        no_op = scala_object(delta_package(self.spark), "NoOpTransactionExecutionObserver")
         self.observer.setNextObserver(no_op, True)
         for phase in (self.phases.analysisPhase(), self.phases.initialPhase(),
                       self.phases.preparePhase()):  # fmt: skip
@@ -167,18 +158,18 @@ class _PausedCommand:
         return bool(self.phases.commitPhase().hasReached())
 
     def start(self, work: Work) -> None:
-        delta = _jvm(self.spark).org.apache.spark.sql.delta
-        observers = _scala_object(delta, "TransactionExecutionObserver")
+        delta = delta_package(self.spark)
+        observers = scala_object(delta, "TransactionExecutionObserver")
 
         def target() -> None:
-            self.jvm_thread = _jvm(self.spark).java.lang.Thread.currentThread()
+            self.jvm_thread = jvm(self.spark).java.lang.Thread.currentThread()
             observers.setObserver(self.observer)
             try:
                 self.result = work(lambda: None)
             except BaseException as error:  # handed to the committing step
                 self.error = error
             finally:
-                observers.setObserver(_scala_object(delta, "NoOpTransactionExecutionObserver"))
+                observers.setObserver(scala_object(delta, "NoOpTransactionExecutionObserver"))
 
         self.thread = threading.Thread(target=target, name="deltaspec-deltaspark", daemon=True)
         self.thread.start()
@@ -202,14 +193,6 @@ class _PausedCommand:
             raise TimeoutError("a delta-spark command did not finish")
         after = datafiles.latest_version(self.root)
         self.result = Landed(after if after > before else None)
-
-
-def _none(spark: SparkSession) -> Any:
-    return _jvm(spark).scala.Option.empty()
-
-
-def _java(spark: SparkSession, scala_collection: Any) -> Any:
-    return _jvm(spark).scala.jdk.javaapi.CollectionConverters.asJava(scala_collection)
 
 
 @dataclass(frozen=True)
@@ -256,9 +239,6 @@ class DeltaSparkOpsAdapter(SparkAdapter):
 
         return DeltaTable.forPath(self.spark, self.path)
 
-    def _sql_path(self) -> str:
-        return "delta.`" + self.path.replace("`", "``") + "`"
-
     def _write(
         self,
         rows: DataFrame,
@@ -284,25 +264,14 @@ class DeltaSparkOpsAdapter(SparkAdapter):
     def _merge_into(self, source: DataFrame, on: str, clauses: Sequence[MergeClause]) -> Work:
         def run(_hook: Any) -> None:
             builder = self._table().alias("t").merge(source.alias("s"), on)
-            for clause in clauses:
-                if clause.action == "delete":
-                    builder = builder.whenMatchedDelete(clause.condition)
-                elif clause.action == "update":
-                    assert isinstance(clause.assignments, Mapping)
-                    builder = builder.whenMatchedUpdate(clause.condition, dict(clause.assignments))
-                else:
-                    assert isinstance(clause.assignments, Mapping)
-                    builder = builder.whenNotMatchedInsert(
-                        clause.condition, dict(clause.assignments)
-                    )
-            builder.execute()
+            merge_clauses(builder, clauses).execute()
 
         return run
 
     def _compact(
         self, snapshot: Snapshot, partitions: Sequence[ops.PartitionValues] | None
     ) -> Work:
-        statement = f"OPTIMIZE {self._sql_path()}"
+        statement = f"OPTIMIZE {table_sql(self.path)}"
         if partitions is not None:
             columns = datafiles.fields(snapshot.metadata.schema_string)
             types = {f["name"]: f["type"] for f in columns}
@@ -313,19 +282,13 @@ class DeltaSparkOpsAdapter(SparkAdapter):
 
     def _set_properties(self, properties: Mapping[str, str]) -> Work:
         pairs = ", ".join(f"{ops.quote(k)} = {ops.quote(v)}" for k, v in sorted(properties.items()))
-        statement = f"ALTER TABLE {self._sql_path()} SET TBLPROPERTIES ({pairs})"
+        statement = f"ALTER TABLE {table_sql(self.path)} SET TBLPROPERTIES ({pairs})"
         return lambda _hook: self.spark.sql(statement).collect()
 
     # delta-spark's view of the table.
 
-    def _delta_log(self) -> Any:
-        jvm = _jvm(self.spark)
-        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-            self.spark._jsparkSession, self.path
-        )
-
     def _engine_snapshot(self, version: int | None) -> Any:
-        log, none = self._delta_log(), _none(self.spark)
+        log, none = delta_log(self.spark, self.path), scala_none(self.spark)
         if version is None:
             return log.update(False, none, none)
         return log.getSnapshotAt(version, none, none, False)
@@ -341,19 +304,19 @@ class DeltaSparkOpsAdapter(SparkAdapter):
         metadata, protocol = snap.metadata(), snap.protocol()
 
         def features(option: Any) -> list[str] | None:
-            return None if option.isEmpty() else sorted(_java(self.spark, option.get()))
+            return None if option.isEmpty() else sorted(java_view(self.spark, option.get()))
 
         files = [add.path() for add in snap.allFiles().collectAsList()]
         domains = {
             d.domain(): d.configuration()
-            for d in _java(self.spark, snap.domainMetadata())
+            for d in java_view(self.spark, snap.domainMetadata())
             if not d.removed()
         }
         return datafiles.TableInfo(
             int(snap.version()),
             str(metadata.schemaString()),
-            tuple(_java(self.spark, metadata.partitionColumns())),
-            dict(_java(self.spark, metadata.configuration())),
+            tuple(java_view(self.spark, metadata.partitionColumns())),
+            dict(java_view(self.spark, metadata.configuration())),
             protocol_json(
                 _Protocol(
                     int(protocol.minReaderVersion()),
@@ -362,23 +325,19 @@ class DeltaSparkOpsAdapter(SparkAdapter):
                     features(protocol.writerFeatures()),
                 )
             ),
-            {t.appId(): int(t.version()) for t in _java(self.spark, snap.setTransactions())},
+            {t.appId(): int(t.version()) for t in java_view(self.spark, snap.setTransactions())},
             domains,
             tuple((p, str(self.root / codec.decode_path(p))) for p in sorted(files)),
         )
 
     def checkpoint(self, version: int, now: int) -> None:
-        log, none = self._delta_log(), _none(self.spark)
-        log.checkpoint(log.getSnapshotAt(version, none, none, False), none)
+        deltaspark_jvm.checkpoint(self.spark, self.path, version)
 
     def close(self) -> None:
         super().close()
         # delta-spark caches every DeltaLog (and its snapshots) per path: forget this table's
-        jvm = _jvm(self.spark)
-        hadoop_path = jvm.org.apache.hadoop.fs.Path(str(self.root))
-        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
-            self.spark._jsparkSession, hadoop_path
-        )
+        hadoop_path = jvm(self.spark).org.apache.hadoop.fs.Path(str(self.root))
+        delta_package(self.spark).DeltaLog.invalidateCache(self.spark._jsparkSession, hadoop_path)
         for conf, previous in self._settings.items():
             if previous is None:
                 self.spark.conf.unset(conf)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from .engines import Engine
+from ..adapters.spark_engines import Engine
 from .reference import from_environment as reference_cache
 from .scripts import SCRIPTS
 

@@ -3,7 +3,6 @@ through a hand-driven transaction recording the same reads; the outcomes must be
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,56 +12,10 @@ from pyspark.sql import SparkSession
 
 from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
-from .engines import Engine
-from .engines import frame as _df
+from ..adapters.deltaspark_loser import conflict_name, delta_spark_loser
+from ..adapters.spark_engines import Engine
 from .reference import from_environment as reference_cache
-
-
-def _seq(spark: SparkSession, items: list[Any]) -> Any:
-    jvm: Any = spark._jvm
-    java_list = jvm.java.util.ArrayList()
-    for item in items:
-        java_list.add(item)
-    return jvm.scala.jdk.javaapi.CollectionConverters.asScala(java_list).toSeq()
-
-
-def _outcome(error: BaseException) -> str:
-    """The conflict's class name: delta-spark's Python exceptions (``delta.exceptions``) and
-    ours have the same names."""
-    return type(error).__name__
-
-
-def delta_spark_loser(
-    spark: SparkSession,
-    root: str,
-    winner: Callable[[], None],
-    read: list[str] | None = None,
-    app_id: str | None = None,
-) -> str:
-    """delta-spark's outcome for a transaction that read what our operation reads (the files
-    matching the conjuncts ``read``, which it removes, or the version of ``app_id``, which it
-    sets), begun before ``winner`` committed: delta-spark has no commit hook, so the loser is
-    driven by hand through its public OptimisticTransaction."""
-    jvm: Any = spark._jvm
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, root)
-    txn = log.startTransaction()
-    actions: list[Any] = []
-    if read is not None:
-        frame = spark.read.format("delta").load(root)
-        parts = [frame.where(c)._jdf.queryExecution().analyzed().condition() for c in read]
-        files = txn.filterFiles(_seq(spark, parts), False)
-        actions = [files.apply(i).remove() for i in range(files.size())]
-    if app_id is not None:
-        txn.txnVersion(app_id)
-        line = json.dumps({"txn": {"appId": app_id, "version": 0, "lastUpdated": 0}})
-        actions.append(jvm.org.apache.spark.sql.delta.actions.Action.fromJson(line))
-    winner()
-    operation = getattr(jvm.org.apache.spark.sql.delta, "DeltaOperations$ManualUpdate$")
-    try:
-        txn.commit(_seq(spark, actions), getattr(operation, "MODULE$"))
-    except Exception as error:
-        return _outcome(error)
-    return "committed"
+from .scripts import frame
 
 
 def _delete(condition: str | None) -> Callable[[SparkSession, str, Callable[[], None]], None]:
@@ -77,7 +30,7 @@ def _write(**options: Any) -> Callable[[SparkSession, str, Callable[[], None]], 
         from deltaspec.spark import write_delta
 
         rows = [(7, "a", "q")] if "txnAppId" in options else [(5, "a", "new")]
-        write_delta(_df(spark, rows), root, before_commit=winner, **options)
+        write_delta(frame(spark, rows), root, before_commit=winner, **options)
 
     return run
 
@@ -90,7 +43,7 @@ def _compact(spark: SparkSession, root: str, winner: Callable[[], None]) -> None
 
 def _append(row: tuple[Any, ...], **options: Any) -> Callable[[SparkSession, Engine, str], None]:
     def run(spark: SparkSession, e: Engine, root: str) -> None:
-        writer = e.write(_df(spark, [row])).mode("append")
+        writer = e.write(frame(spark, [row])).mode("append")
         for key, value in options.items():
             writer = writer.option(key, value)
         writer.save(root)
@@ -178,9 +131,9 @@ def run_conflict(
                 continue
         root = str(workdir / key)
         rows = [(1, "a", "x"), (2, "b", "y")]
-        engine.partitioned(engine.write(_df(spark, rows)).mode("append"), "p").save(root)
+        engine.partitioned(engine.write(frame(spark, rows)).mode("append"), "p").save(root)
         if chosen.second_file:
-            engine.write(_df(spark, [(3, "a", "z")])).mode("append").save(root)
+            engine.write(frame(spark, [(3, "a", "z")])).mode("append").save(root)
 
         def win(engine: Engine = engine, root: str = root) -> None:
             chosen.winner(spark, engine, root)
@@ -195,7 +148,7 @@ def run_conflict(
             chosen.ours(spark, root, win)
             outcomes[key] = "committed"
         except Exception as error:
-            outcomes[key] = _outcome(error)
+            outcomes[key] = conflict_name(error)
     return outcomes
 
 

@@ -7,8 +7,9 @@ its unmutated baseline (``record``) and each mutant's process replays it (``repl
 entry runs the engine as usual). ``deltaspec check`` never sets this: it always runs both sides.
 
 The setting is one environment variable, ``DELTASPEC_SPARK_REFERENCE=record:DIR|replay:DIR``. An
-entry is keyed by the differential's own source (scripts, engines, comparison, conflict cases),
-the delta-spark jars and the pyspark version, so a change to any of them misses the cache.
+entry is keyed by the differential's own source (scripts, comparison, conflict cases, and the
+engines and hand-driven loser they run on, in ``adapters``), the delta-spark jars and the pyspark
+version, so a change to any of them misses the cache.
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ from typing import Any
 
 ENV = "DELTASPEC_SPARK_REFERENCE"
 MODES = ("record", "replay")
-_SOURCES = ("scripts.py", "engines.py", "compare.py", "conflicts.py", "reference.py")
+_SOURCES = (
+    "spark_differential/scripts.py",
+    "spark_differential/compare.py",
+    "spark_differential/conflicts.py",
+    "spark_differential/reference.py",
+    "adapters/spark_engines.py",
+    "adapters/deltaspark_loser.py",
+    "adapters/deltaspark_jvm.py",
+)
+"""The differential's source, relative to the conformance package: its scripts, comparison and
+conflict cases, and the engines and the hand-driven loser they run on (adapters)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,7 @@ def _fingerprint() -> str:
         from ..adapters.deltaspark_session import locate
 
         digest = hashlib.sha256(pyspark.__version__.encode())
-        here = Path(__file__).parent
+        here = Path(__file__).parents[1]
         for source in _SOURCES:
             digest.update((here / source).read_bytes())
         home = locate()

@@ -15,19 +15,27 @@ from pyspark.sql import functions as F
 
 from deltaspec.spark.streaming import idempotent_writer
 
-from .engines import SCHEMA, Engine
-from .engines import frame as _df
-from .engines import stamp as _stamp
+from ..adapters.spark_engines import Engine
+
+SCHEMA = "id long, p string, v string"
+
+
+def frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> DataFrame:
+    return spark.createDataFrame(rows, schema).coalesce(1)
+
+
+def stamp(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.partitioned(e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append"), "p").save(
+    e.partitioned(e.write(frame(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append"), "p").save(
         root
     )
-    e.write(_df(spark, [(3, "a", "z")])).mode("append").save(root)
+    e.write(frame(spark, [(3, "a", "z")])).mode("append").save(root)
     # a value Hive-escapes in its directory (':') and add.path then percent-escapes ('|', '%');
     # an empty string, which is a null partition
-    e.write(_df(spark, [(4, "a:b|c", "e"), (5, "", "f")])).mode("append").save(root)
+    e.write(frame(spark, [(4, "a:b|c", "e"), (5, "", "f")])).mode("append").save(root)
     return {}
 
 
@@ -47,50 +55,50 @@ def quickstart(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 def default_save_mode(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """``partitionBy`` in Spark's default save mode creates the table; the default mode on it
     again fails (caught as what, with which condition), ``ignore`` writes nothing."""
-    e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).partitionBy("p").save(root)
-    again = e.write(_df(spark, [(3, "c", "z")])).partitionBy("p")
+    e.write(frame(spark, [(1, "a", "x"), (2, "b", "y")])).partitionBy("p").save(root)
+    again = e.write(frame(spark, [(3, "c", "z")])).partitionBy("p")
     refused = _caught(lambda: again.save(root))
-    e.write(_df(spark, [(4, "d", "w")])).mode("ignore").save(root)
+    e.write(frame(spark, [(4, "d", "w")])).mode("ignore").save(root)
     return {"again": refused}
 
 
 def overwrite(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append").save(root)
-    e.write(_df(spark, [(9, "c", "new")])).mode("overwrite").save(root)
+    e.write(frame(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append").save(root)
+    e.write(frame(spark, [(9, "c", "new")])).mode("overwrite").save(root)
     # a rewrite that changes no data: its removes and adds say dataChange=false
-    e.write(_df(spark, [(9, "c", "new")])).mode("overwrite").option("dataChange", "false").save(
+    e.write(frame(spark, [(9, "c", "new")])).mode("overwrite").option("dataChange", "false").save(
         root
     )
     return {}
 
 
 def replace_where(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.partitioned(e.write(_df(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append"), "p").save(
+    e.partitioned(e.write(frame(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append"), "p").save(
         root
     )
-    writer = e.write(_df(spark, [(5, "a", "new")])).mode("overwrite")
+    writer = e.write(frame(spark, [(5, "a", "new")])).mode("overwrite")
     writer.option("replaceWhere", "p = 'a'").save(root)
     return {}
 
 
 def dynamic_partition_overwrite(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "b", "y"), (3, None, "z")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
-    writer = e.write(_df(spark, [(5, "a", "new"), (6, None, "null")])).mode("overwrite")
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
+    writer = e.write(frame(spark, [(5, "a", "new"), (6, None, "null")])).mode("overwrite")
     writer.option("partitionOverwriteMode", "dynamic").save(root)
     return {}
 
 
 def merge_schema(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
-    wider = _df(spark, [(2, "b", "y", 7)], SCHEMA + ", n int")
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").save(root)
+    wider = frame(spark, [(2, "b", "y", 7)], SCHEMA + ", n int")
     e.write(wider).mode("append").option("mergeSchema", "true").save(root)
     return {}
 
 
 def delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
     table = e.table.forPath(spark, root)
     table.delete("id = 2")
     table.delete(F.col("p") == "b")
@@ -102,7 +110,7 @@ def delete_partition_function(spark: SparkSession, e: Engine, root: str) -> dict
     be answered from partition values alone, so only the rows ``length(p) > 1`` also holds for
     go (not the whole files ``p = 'a' OR p = 'ab'`` names)."""
     rows = [(1, "a", "x"), (2, "ab", "y"), (3, "b", "z")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
     e.table.forPath(spark, root).delete("(p = 'a' OR p = 'ab') AND length(p) > 1")
     return {}
 
@@ -131,7 +139,7 @@ def row_metrics(spark: SparkSession, e: Engine, root: str) -> list[dict[str, str
 
 def update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
     table = e.table.forPath(spark, root)
     table.update("id = 1", {"v": "'one'"})
     table.update(F.col("p") == "b", {"v": F.upper(F.col("v"))})
@@ -140,8 +148,8 @@ def update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 
 def merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z"), (4, "b", "w")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
-    source = _df(spark, [(1, "a", "new"), (2, "a", "gone"), (5, "b", "ins")])
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
+    source = frame(spark, [(1, "a", "new"), (2, "a", "gone"), (5, "b", "ins")])
     result = (
         e.table.forPath(spark, root)
         .alias("t")
@@ -188,7 +196,7 @@ def merge_by_source_only(spark: SparkSession, e: Engine, root: str) -> dict[str,
     match, which is refused as ambiguous although no clause changes a matched row; with one
     unconditional WHEN MATCHED DELETE as its only matched clause it is not."""
     rows = [(1, "a", "x"), (2, "a", "y"), (3, "b", "z"), (4, "b", "w"), (5, "c", "v")]
-    e.partitioned(e.write(_df(spark, rows)).mode("append"), "p").save(root)
+    e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
 
     def by_source(source: DataFrame) -> Any:
         return (
@@ -199,8 +207,8 @@ def merge_by_source_only(spark: SparkSession, e: Engine, root: str) -> dict[str,
             .whenNotMatchedBySourceDelete(condition="t.id = 2")
         )
 
-    result = by_source(_df(spark, [(1, "a", "s1"), (3, "b", "s3")])).execute()
-    twice = _df(spark, [(1, "a", "s1"), (1, "a", "s2")])
+    result = by_source(frame(spark, [(1, "a", "s1"), (3, "b", "s3")])).execute()
+    twice = frame(spark, [(1, "a", "s1"), (1, "a", "s2")])
     refused = _error_class(lambda: by_source(twice).execute())
     deleted = by_source(twice).whenMatchedDelete().execute()
     return {"result": result.collect(), "twice": refused, "deleted twice": deleted.collect(),
@@ -208,26 +216,26 @@ def merge_by_source_only(spark: SparkSession, e: Engine, root: str) -> dict[str,
 
 
 def optimize(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.partitioned(e.write(_df(spark, [(1, "a", "x")])).mode("append"), "p").save(root)
+    e.partitioned(e.write(frame(spark, [(1, "a", "x")])).mode("append"), "p").save(root)
     for rows in ([(2, "a", "y")], [(3, "b", "z")], [(4, "b", "w")]):
-        e.write(_df(spark, rows)).mode("append").save(root)
+        e.write(frame(spark, rows)).mode("append").save(root)
     e.table.forPath(spark, root).optimize().where("p = 'a'").executeCompaction()
     return {}
 
 
 def restore(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
-    e.write(_df(spark, [(2, "b", "y")])).mode("append").save(root)
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").save(root)
+    e.write(frame(spark, [(2, "b", "y")])).mode("append").save(root)
     table = e.table.forPath(spark, root)
     table.delete("id = 1")
     table.restoreToVersion(1)
     first = table.history().where("version = 0").collect()[0]["timestamp"]
-    table.restoreToTimestamp(_stamp(first))
+    table.restoreToTimestamp(stamp(first))
     return {"after": sorted(map(tuple, e.read(spark, root).collect()))}
 
 
 def history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").option("userMetadata", "m").save(root)
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").option("userMetadata", "m").save(root)
     table = e.table.forPath(spark, root)
     table.delete("id = 1")
     rows = table.history(1).select("version", "operation", "readVersion").collect()
@@ -253,8 +261,8 @@ def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """VACUUM with a retention of 0 hours: refused while the retention check is on, run with
     it off, and recorded as VACUUM START and VACUUM END commits (their parameters are in the
     log shape compared; their counting metrics here)."""
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
-    e.write(_df(spark, [(2, "b", "y")])).mode("overwrite").save(root)
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").save(root)
+    e.write(frame(spark, [(2, "b", "y")])).mode("overwrite").save(root)
     table = e.table.forPath(spark, root)
     refused = _error_class(lambda: table.vacuum(0))
     spark.conf.set(RETENTION_CHECK, "false")
@@ -285,9 +293,9 @@ def error_catching(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     row two source rows match."""
     empty = str(Path(root).parent / "no-table")
     Path(empty).mkdir(parents=True, exist_ok=True)
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").save(root)
     table = e.table.forPath(spark, root)
-    twice = _df(spark, [(1, "a", "s1"), (1, "a", "s2")])
+    twice = frame(spark, [(1, "a", "s1"), (1, "a", "s2")])
     merge = table.alias("t").merge(twice.alias("s"), "t.id = s.id").whenMatchedUpdateAll()
     return {
         "no table": _caught(lambda: e.table.forPath(spark, empty)),
@@ -300,13 +308,13 @@ def error_catching(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 
 
 def time_travel(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
-    e.write(_df(spark, [(1, "a", "x")])).mode("append").save(root)
-    e.write(_df(spark, [(2, "b", "y")])).mode("append").save(root)
+    e.write(frame(spark, [(1, "a", "x")])).mode("append").save(root)
+    e.write(frame(spark, [(2, "b", "y")])).mode("append").save(root)
     e.table.forPath(spark, root).delete("id = 1")
     moment = e.table.forPath(spark, root).history().where("version = 1").collect()[0]["timestamp"]
     return {
         "v0": sorted(map(tuple, e.read(spark, root, versionAsOf=0).collect())),
-        "at v1": sorted(map(tuple, e.read(spark, root, timestampAsOf=_stamp(moment)).collect())),
+        "at v1": sorted(map(tuple, e.read(spark, root, timestampAsOf=stamp(moment)).collect())),
     }
 
 
@@ -405,10 +413,10 @@ def data_skipping(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         [(7, _T - 4 * second, 0.0, None, "b"), (8, _T - 5 * second, float("-inf"), 4.0, "b")],
         [(10, _T - 6 * second, 2.0, 5.0, "c"), (11, _T - 7 * second, 3.0, 6.0, "c")],
     ]
-    first = e.write(_df(spark, files[0], _SKIPPING)).mode("append")
+    first = e.write(frame(spark, files[0], _SKIPPING)).mode("append")
     e.partitioned(first, "p").save(root)
     for rows in files[1:]:
-        e.write(_df(spark, rows, _SKIPPING)).mode("append").save(root)
+        e.write(frame(spark, rows, _SKIPPING)).mode("append").save(root)
     table = e.table.forPath(spark, root)
     for condition in (
         "ts > TIMESTAMP'2024-01-01 00:00:00.1234'",
@@ -424,9 +432,9 @@ def data_skipping(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 def skipping_without_stats(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """``delta.dataSkippingNumIndexedCols`` = 1: statistics for ``id`` only, so no file has a
     null count for ``v``, and a DELETE by ``v IS NULL`` must read every file."""
-    first = e.write(_df(spark, [(1, "a", "x")])).mode("append")
+    first = e.write(frame(spark, [(1, "a", "x")])).mode("append")
     first.option("delta.dataSkippingNumIndexedCols", "1").save(root)
-    e.write(_df(spark, [(2, "b", None), (3, "b", "z")])).mode("append").save(root)
+    e.write(frame(spark, [(2, "b", None), (3, "b", "z")])).mode("append").save(root)
     e.table.forPath(spark, root).delete("v IS NULL")
     return {}
 
@@ -528,7 +536,7 @@ def deletion_vectors_seen(root: str) -> list[list[tuple[str, str, int]]]:
 
 def _dv_table(spark: SparkSession, e: Engine, root: str) -> Any:
     rows = [(i, "a" if i % 2 else "b", f"v{i}") for i in range(10)]
-    e.write(_df(spark, rows)).mode("append").option(_DV, "true").save(root)
+    e.write(frame(spark, rows)).mode("append").option(_DV, "true").save(root)
     return e.table.forPath(spark, root)
 
 
@@ -541,7 +549,7 @@ def dv_delete(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """DV.WRITE: a DELETE marks rows, a second one merges its rows into the vector, a third
     that empties the first file removes it (the second file keeps its rows)."""
     table = _dv_table(spark, e, root)
-    e.write(_df(spark, [(20, "c", "w"), (21, "c", "x")])).mode("append").save(root)
+    e.write(frame(spark, [(20, "c", "w"), (21, "c", "x")])).mode("append").save(root)
     table.delete("id = 2")
     table.delete("id = 3 OR id = 5")
     table.delete("id < 10")
@@ -557,7 +565,7 @@ def dv_update(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
 
 def dv_merge(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     table = _dv_table(spark, e, root)
-    source = _df(spark, [(1, "a", "new"), (2, "b", "gone"), (50, "b", "ins")])
+    source = frame(spark, [(1, "a", "new"), (2, "b", "gone"), (50, "b", "ins")])
     (
         table.alias("t")
         .merge(source.alias("s"), "t.id = s.id")

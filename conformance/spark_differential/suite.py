@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..adapters.spark_engines import make_engines
 from .compare import differences, run_both
 from .conflicts import (
     CONFLICTS,
     conflict_differences,
     run_conflict,
 )
-from .engines import make_engines
 from .scripts import KNOWN_DIFFERENCES, SCRIPTS
 
 

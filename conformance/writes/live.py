@@ -15,6 +15,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from deltaspec.spark import MergeClause
+
+from ..adapters.spark_engines import DELTA_SPARK, OURS, Engine
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
@@ -56,11 +59,11 @@ def live_rows(count: int = 24) -> list[tuple[Any, ...]]:
 
 @dataclass(frozen=True)
 class LiveOperation:
-    """One operation, as our Spark path runs it and as delta-spark runs it, on a table root."""
+    """One operation, run the same way on each engine (``adapters/spark_engines``), on a table
+    root."""
 
     label: str
-    ours: Callable[[Any, str], object]
-    theirs: Callable[[Any, str], object]
+    run: Callable[[Any, Engine, str], object]
     creates: bool = False
 
 
@@ -68,27 +71,12 @@ def _frame(spark: Any, rows: list[tuple[Any, ...]] | None = None, parts: int = 2
     return spark.createDataFrame(rows or live_rows(), LIVE_SCHEMA).repartition(parts)
 
 
-def _delta_write(spark: Any, path: str, mode: str, rows: Any = None, **options: Any) -> None:
-    writer = _frame(spark, rows).write.format("delta").mode(mode)
-    for key, value in options.items():
-        writer = writer.option(key, value)
-    if mode == "errorifexists":
-        writer = writer.partitionBy("p")
-    writer.save(path)
-
-
-def _ours_write(spark: Any, path: str, mode: str, rows: Any = None, **options: Any) -> None:
-    from deltaspec.spark import write_delta
-
+def _write(mode: str, rows: Any = None, **options: Any) -> Callable[[Any, Engine, str], object]:
+    """A WRITE in ``mode``; the one that creates the table partitions it by ``p``."""
     partition_by = ["p"] if mode == "errorifexists" else None
-    write_delta(_frame(spark, rows), path, mode=mode, partition_by=partition_by, **options)
 
-
-def _ours(name: str, *args: Any, **kwargs: Any) -> Callable[[Any, str], object]:
-    def run(spark: Any, path: str) -> object:
-        from deltaspec import spark as ours
-
-        return getattr(ours, name)(spark, path, *args, **kwargs)
+    def run(spark: Any, engine: Engine, root: str) -> None:
+        engine.save(_frame(spark, rows), root, mode, partition_by, **options)
 
     return run
 
@@ -97,25 +85,7 @@ def _merge_source(spark: Any) -> Any:
     return _frame(spark, [r for r in live_rows(30) if r[0] % 4 == 1 or r[0] >= 24], parts=1)
 
 
-def _their_merge(spark: Any, path: str) -> None:
-    from delta.tables import DeltaTable
-
-    table = DeltaTable.forPath(spark, path).alias("t")
-    builder = table.merge(_merge_source(spark).alias("s"), "t.id = s.id")
-    builder.whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
-
-
-def _our_merge(spark: Any, path: str) -> object:
-    from deltaspec.spark import MergeClause, merge
-
-    clauses = [MergeClause("update", assignments="*"), MergeClause("insert", assignments="*")]
-    return merge(spark, path, _merge_source(spark), "t.id = s.id", clauses)
-
-
-def _table(spark: Any, path: str) -> Any:
-    from delta.tables import DeltaTable
-
-    return DeltaTable.forPath(spark, path)
+_UPSERT = [MergeClause("update", assignments="*"), MergeClause("insert", assignments="*")]
 
 
 def live_operations() -> list[LiveOperation]:
@@ -123,36 +93,24 @@ def live_operations() -> list[LiveOperation]:
     more = live_rows(36)[24:]
     one = [r for r in live_rows(36) if r[1] == "a b"]
 
-    def both(label: str, mode: str, rows: Any = None, **options: Any) -> LiveOperation:
-        return LiveOperation(
-            label,
-            lambda s, p: _ours_write(s, p, mode, rows, **options),
-            lambda s, p: _delta_write(s, p, mode, rows, **options),
-            creates=mode == "errorifexists",
-        )
+    def write(label: str, mode: str, rows: Any = None, **options: Any) -> LiveOperation:
+        return LiveOperation(label, _write(mode, rows, **options), mode == "errorifexists")
 
     return [
-        both("WRITE ErrorIfExists", "errorifexists"),
-        both("WRITE Append", "append", more),
-        both("WRITE Append txn", "append", more, txnAppId="job", txnVersion=3),
-        both("WRITE Append dataChange=false", "append", more, dataChange="false"),
-        both("WRITE Overwrite", "overwrite", more),
-        both("WRITE Overwrite replaceWhere", "overwrite", one, replaceWhere="p = 'a b'"),
-        both("WRITE Overwrite dynamic", "overwrite", one, partitionOverwriteMode="dynamic"),
+        write("WRITE ErrorIfExists", "errorifexists"),
+        write("WRITE Append", "append", more),
+        write("WRITE Append txn", "append", more, txnAppId="job", txnVersion=3),
+        write("WRITE Append dataChange=false", "append", more, dataChange="false"),
+        write("WRITE Overwrite", "overwrite", more),
+        write("WRITE Overwrite replaceWhere", "overwrite", one, replaceWhere="p = 'a b'"),
+        write("WRITE Overwrite dynamic", "overwrite", one, partitionOverwriteMode="dynamic"),
+        LiveOperation("DELETE", lambda s, e, p: e.delete(s, p, "id = 4 OR p = 'x/y'")),
+        LiveOperation("UPDATE", lambda s, e, p: e.update(s, p, "id < 9", {"v": "'u'"})),
         LiveOperation(
-            "DELETE", _ours("delete", "id = 4 OR p = 'x/y'"),
-            lambda s, p: _table(s, p).delete("id = 4 OR p = 'x/y'"),
+            "MERGE", lambda s, e, p: e.merge(s, p, _merge_source(s), "t.id = s.id", _UPSERT)
         ),
-        LiveOperation(
-            "UPDATE", _ours("update", {"v": "'u'"}, "id < 9"),
-            lambda s, p: _table(s, p).update("id < 9", {"v": "'u'"}),
-        ),
-        LiveOperation("MERGE", _our_merge, _their_merge),
-        LiveOperation(
-            "OPTIMIZE", _ours("compact", target_files=1),
-            lambda s, p: s.sql(f"OPTIMIZE delta.`{p}`").collect(),
-        ),
-    ]  # fmt: skip
+        LiveOperation("OPTIMIZE", lambda s, e, p: e.compact(s, p)),
+    ]
 
 
 def _actions(root: Path, version: int) -> list[Json]:
@@ -329,20 +287,17 @@ def run_live_writes(spark: Any, scratch: Path) -> list[CaseResult]:
     field, with the accepted differences of ``writes-live-spark.json`` applied."""
     import shutil
 
-    from deltaspec.impl.checkpoint.policy import checkpoint_version
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-
     results: list[CaseResult] = []
     base = scratch / "base"
     for index, operation in enumerate(live_operations()):
         ours, theirs = scratch / f"{index}-ours", scratch / f"{index}-delta-spark"
         if not operation.creates:
             if not base.exists():
-                _delta_write(spark, str(base), "errorifexists")
+                _write("errorifexists")(spark, DELTA_SPARK, str(base))
             shutil.copytree(base, ours)
             shutil.copytree(base, theirs)
-        operation.ours(spark, str(ours))
-        operation.theirs(spark, str(theirs))
+        operation.run(spark, OURS, str(ours))
+        operation.run(spark, DELTA_SPARK, str(theirs))
         version = 0 if operation.creates else 1
         results += compare_live(operation.label, _actions(ours, version), _actions(theirs, version))
     # the same log (delta-spark's DELETE result, with tombstones) checkpointed by each
@@ -350,11 +305,7 @@ def run_live_writes(spark: Any, scratch: Path) -> list[CaseResult]:
     ours, theirs = scratch / "checkpoint-ours", scratch / "checkpoint-delta-spark"
     shutil.copytree(source, ours)
     shutil.copytree(source, theirs)
-    log = DeltaLog(str(ours))
-    checkpoint_version(log, 1, now_ms=log.clock())
-    jvm_log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession,
-                                                                      str(theirs))  # fmt: skip
-    none = spark._jvm.scala.Option.empty()
-    jvm_log.checkpoint(jvm_log.getSnapshotAt(1, none, none, False), none)
+    OURS.checkpoint(spark, str(ours), 1)
+    DELTA_SPARK.checkpoint(spark, str(theirs), 1)
     results += compare_live_checkpoints(ours, theirs)
     return apply_known(results, load_known_issues("spark", LIVE_KNOWN))

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from deltaspec.conformance.adapters.spark_engines import Engine, make_engines
 from deltaspec.conformance.spark_differential.compare import differences, run_both
 from deltaspec.conformance.spark_differential.conflicts import (
     CONFLICTS,
     conflict_differences,
     run_conflict,
 )
-from deltaspec.conformance.spark_differential.engines import Engine, make_engines
 from deltaspec.conformance.spark_differential.scripts import SCRIPTS
 from deltaspec.conformance.spark_differential.suite import script_failures
 

@@ -31,18 +31,40 @@ def test_every_import_contract_holds() -> None:
     assert f"Contracts: {len(contracts())} kept, 0 broken." in done.stdout
 
 
-def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
-    """The tool sees the package's imports: the impl's commit path does import its codec."""
+def lint_broken(tmp_path: Path, contract: str) -> str:
+    """``lint-imports`` on ``contract`` alone (with delta-spark's ``delta`` in the graph), which
+    must be reported broken; its output."""
     config = tmp_path / "broken.toml"
     config.write_text(
-        '[tool.importlinter]\nroot_package = "deltaspec"\n\n'
-        "[[tool.importlinter.contracts]]\n"
-        'name = "the impl without its codec"\ntype = "forbidden"\n'
-        'source_modules = ["deltaspec.impl.txn"]\nforbidden_modules = ["deltaspec.impl.codec"]\n',
+        '[tool.importlinter]\nroot_package = "deltaspec"\ninclude_external_packages = true\n\n'
+        f"[[tool.importlinter.contracts]]\n{contract}",
         encoding="utf-8",
     )
     done = lint(config)
     assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout[-2000:]
+    return done.stdout
+
+
+def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
+    """The tool sees the package's imports: the impl's commit path does import its codec."""
+    lint_broken(tmp_path,
+                'name = "the impl without its codec"\ntype = "forbidden"\n'
+                'source_modules = ["deltaspec.impl.txn"]\n'
+                'forbidden_modules = ["deltaspec.impl.codec"]\n')  # fmt: skip
+
+
+def test_an_import_of_delta_spark_outside_its_allowed_importers_is_reported(
+    tmp_path: Path,
+) -> None:
+    """delta-spark's Python package is external: with only one adapter allowed to import it, the
+    other adapters' imports of it (inside functions) break the contract."""
+    allowed = "deltaspec.conformance.adapters.deltaspark_session"
+    contract = (
+        'name = "delta-spark from one module"\ntype = "protected"\n'
+        f'protected_modules = ["delta"]\nallowed_importers = ["{allowed}"]\n'
+    )
+    found = lint_broken(tmp_path, contract)
+    assert "deltaspec.conformance.adapters.spark_engines -> delta" in found
 
 
 def test_at_least_five_contracts_none_with_an_ignored_import() -> None:
