@@ -11,6 +11,7 @@ delta-spark (``deltaspark_session.delta_session``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,17 +26,17 @@ from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 from . import deltaspark_jvm
 
 
-class Engine:
+class Engine(ABC):
     """One engine's public API: ``name`` is its key (``delta``, ``ours``), ``fmt`` its data
-    source's name."""
+    source's name; each engine implements the abstract operations."""
 
     name: str
     fmt: str
 
     @property
+    @abstractmethod
     def table(self) -> Any:
         """The engine's ``DeltaTable`` class."""
-        raise NotImplementedError
 
     def write(self, df: DataFrame) -> DataFrameWriter:
         return df.write.format(self.fmt)
@@ -51,34 +52,37 @@ class Engine:
             reader = reader.option(key, value)
         return reader.load(root)
 
+    @abstractmethod
     def save(
         self, df: DataFrame, root: str, mode: str, partition_by: Sequence[str] | None = None,
         **options: Any,
     ) -> None:  # fmt: skip
         """A WRITE of ``df`` in ``mode`` with the write ``options``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def delete(self, spark: SparkSession, root: str, condition: str) -> None:
-        raise NotImplementedError
+        """DELETE the rows matching ``condition``."""
 
+    @abstractmethod
     def update(
         self, spark: SparkSession, root: str, condition: str, assignments: Mapping[str, str]
     ) -> None:
-        raise NotImplementedError
+        """UPDATE the rows matching ``condition`` with ``assignments`` (column → SQL)."""
 
+    @abstractmethod
     def merge(
         self, spark: SparkSession, root: str, source: DataFrame, on: str,
         clauses: Sequence[MergeClause],
     ) -> None:  # fmt: skip
         """MERGE ``source`` (alias ``s``) into the table (alias ``t``) on ``on``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def compact(self, spark: SparkSession, root: str) -> None:
         """OPTIMIZE the whole table: one file per partition."""
-        raise NotImplementedError
 
+    @abstractmethod
     def checkpoint(self, spark: SparkSession, root: str, version: int) -> None:
-        raise NotImplementedError
+        """Write the checkpoint of ``version``."""
 
 
 def table_sql(root: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -283,6 +284,42 @@ def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
             if h["operation"].startswith("VACUUM")
         ],
         "data files left": sum(1 for p in Path(root).iterdir() if p.suffix == ".parquet"),
+    }
+
+
+HIDDEN_NAMES_PLANTED = (
+    "_x=1/f.parquet",  # no partition column is named _x: hidden
+    "p=a/_tmp.parquet",
+    ".p=a/f.parquet",
+    "_hidden/p=a/f.parquet",
+    "_change_data/cdc-00000.parquet",  # change data: cleaned like data files
+    "_delta_index/i.parquet",
+    "p=a/orphan.parquet",
+    "q=1/f.parquet",  # not a partition column, but not hidden either
+)
+"""Old files no version references, under hidden names and names VACUUM cleans."""
+
+
+def vacuum_hidden_names(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
+    """VACUUM at a retention of 0 hours over :data:`HIDDEN_NAMES_PLANTED`, a month old, in a
+    table partitioned by ``p``: which files each engine keeps, and its VACUUM END counts."""
+    e.partitioned(e.write(frame(spark, [(1, "a", "x")])).mode("append"), "p").save(root)
+    month_ago = dt.datetime.now().timestamp() - 30 * 86400
+    for relative in HIDDEN_NAMES_PLANTED:
+        path = Path(root) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"not parquet: never read")
+        os.utime(path, (month_ago, month_ago))
+    table = e.table.forPath(spark, root)
+    spark.conf.set(RETENTION_CHECK, "false")
+    try:
+        table.vacuum(0)
+    finally:
+        spark.conf.unset(RETENTION_CHECK)
+    end = table.history().where("operation = 'VACUUM END'").collect()[0]["operationMetrics"]
+    return {
+        "kept": [r for r in HIDDEN_NAMES_PLANTED if (Path(root) / r).exists()],
+        "counts": {k: v for k, v in end.items() if k in VACUUM_COUNTS},
     }
 
 
@@ -596,6 +633,7 @@ SCRIPTS: dict[str, Callable[[SparkSession, Engine, str], dict[str, Any]]] = {
         restore,
         history,
         vacuum_history,
+        vacuum_hidden_names,
         error_catching,
         time_travel,
         streaming,
