@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from support.bridges import assert_pinned, not_passing, on_file, run_suite
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BRIDGE = REPO / "conformance" / "bridge" / "examples" / "rust"
 KNOWN = REPO / "conformance" / "harness" / "known_issues" / "delta-kernel-rs.json"
 KNOWN_CORE = REPO / "conformance" / "harness" / "known_issues" / "deltalake-core.json"

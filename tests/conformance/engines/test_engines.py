@@ -112,7 +112,7 @@ def test_pinned_release_runs_the_bridge_in_its_own_venv(tmp_path, monkeypatch):
     assert bridge_command("deltaspark@9.9.0") == [
         str(python),
         str(
-            Path(__file__).resolve().parents[2] / "conformance/bridge/examples/deltaspark_bridge.py"
+            Path(__file__).resolve().parents[3] / "conformance/bridge/examples/deltaspark_bridge.py"
         ),
         "--delta-spark",
         str(home),
@@ -288,7 +288,7 @@ def test_the_default_live_engine_is_the_published_primary_release() -> None:
     assert pin.python_api is not None and len(pin.python_api.sha256) == 64
     assert pin.python_api.file == f"delta_spark-{PRIMARY_LIVE_RELEASE}-py3-none-any.whl"
     project = tomllib.loads(
-        (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+        (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text(encoding="utf-8")
     )
     dev = project["project"]["optional-dependencies"]["dev"]
     assert f"pyspark=={pin.pyspark.version}" in dev

@@ -166,7 +166,7 @@ def test_predicates_render_as_spark_sql_typed_by_column() -> None:
 @pytest.mark.rules("CONFLICT.KINDS")
 def test_conflict_exceptions_map_to_the_kinds_of_spec_data(spark) -> None:
     kinds = json.loads(
-        (Path(__file__).resolve().parents[2] / "spec" / "data" / "conflict_kinds.json").read_text()
+        (Path(__file__).resolve().parents[3] / "spec" / "data" / "conflict_kinds.json").read_text()
     )["conflicts"]
     from delta.exceptions import ConcurrentAppendException, ConcurrentDeleteReadException
 

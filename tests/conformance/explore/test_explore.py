@@ -32,7 +32,7 @@ from deltaspec.model import conflicts
 from deltaspec.model.log import Log
 
 SCRIPT = Path(sys.executable).parent / "deltaspec"
-EXPLORED = Path(__file__).resolve().parents[2] / "spec" / "scenarios" / "explored"
+EXPLORED = Path(__file__).resolve().parents[3] / "spec" / "scenarios" / "explored"
 FAULT = "no-append-check-under-serializable"
 UPDATE_VS_INSERT = ("append", "update")
 AUD = ("append", "update", "delete")

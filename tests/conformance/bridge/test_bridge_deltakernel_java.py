@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from support.bridges import assert_pinned, not_passing, on_file, run_suite
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BRIDGE = REPO / "conformance" / "bridge" / "examples" / "java"
 KNOWN = REPO / "conformance" / "harness" / "known_issues" / "delta-kernel-java.json"
 NO_TOOLCHAIN = "the delta-kernel-java bridge needs java (17+) and mvn on PATH to build"

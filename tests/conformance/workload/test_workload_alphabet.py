@@ -24,7 +24,7 @@ from deltaspec.conformance.workload.alphabet import (
 )
 from deltaspec.conformance.workload.scenario import TableState, matrix_writer, writer_spec
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_the_oracle_has_one_rule_per_kind_named_as_the_kind() -> None:

@@ -77,7 +77,7 @@ def test_put_if_absent_holds_under_a_real_race() -> None:
     assert race_put_if_absent(LocalLogStore, rounds=50) == 50
 
 
-RECORDED_RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "mutants.json"
+RECORDED_RUN = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "mutants.json"
 IMPL_AREAS = {"log", "replay", "checkpoint", "snapshot", "retention", "codec", "table",
               "txn", "predicates", "spark"}  # fmt: skip
 
