@@ -689,7 +689,14 @@ def test_delta_spark_keys_spellings_of_one_file_as_the_spec_says(
     for version in range(1, len(spellings) + 1):
         theirs = found[version]
         ours = sorted(path for path, _ in DeltaLog(str(root)).snapshot(version).files)
-        assert len(ours) == len(theirs), (version, ours, theirs)
+        # relative spellings: one file, the same on both
         assert [p for p in ours if not p.startswith(("/", "file:"))] == [
             p for p in theirs if not p.startswith("file:")
-        ]
+        ], (version, ours, theirs)
+        # absolute spellings: ours keeps each as written; delta-spark keeps them apart or merges
+        # /t/d/x.parquet with file:/t/d/x.parquet, as the paths hash into its 50 state
+        # partitions (spec/snapshot.md: no engine is asked to match that), never more files
+        absolute = [s for s in spellings[:version] if s.startswith(("/", "file:"))]
+        assert [p for p in ours if p.startswith(("/", "file:"))] == sorted(absolute)
+        theirs_absolute = [p for p in theirs if p.startswith("file:")]
+        assert min(1, len(absolute)) <= len(theirs_absolute) <= len(absolute), (version, theirs)
