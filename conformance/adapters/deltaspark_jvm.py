@@ -5,9 +5,10 @@ and a checkpoint of one version. Shared by the delta-spark adapters, the engine 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import SparkSession
+if TYPE_CHECKING:  # annotations only: importing this module needs no PySpark
+    from pyspark.sql import SparkSession
 
 
 def jvm(spark: SparkSession) -> Any:

@@ -25,6 +25,7 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 from ..harness.adapter import protocol_json
 from ..harness.reading import ReadFailure as ReadFailure
 from ..harness.reading import TableReader as TableReader
+from .deltaspark_jvm import delta_log, java_view, jvm, scala_none
 from .impl import snapshot_json
 
 Json = dict[str, Any]
@@ -493,28 +494,24 @@ class DeltaSparkReader:
         return self._spark
 
     def read(self, root: Path, version: int | None) -> Json:
-        jvm = self.spark._jvm
         # a log vector's state is a handful of rows: one partition instead of 50 Spark tasks
         previous = self.spark.conf.get(SNAPSHOT_PARTITIONS, None)
         self.spark.conf.set(SNAPSHOT_PARTITIONS, "1")
         try:
-            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-                self.spark._jsparkSession, str(root)
-            )
-            none = jvm.scala.Option.empty()
+            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
             if version is None:
-                snapshot = delta_log.update(False, none, none)
+                snapshot = log.update(False, none, none)
             else:
                 # as delta-spark's own time travel (versionAsOf, VERSION AS OF) does first:
                 # getSnapshotAt alone skips the range check and fails otherwise
-                history = delta_log.history()
+                history = log.history()
                 history.checkVersionExists(
                     version,
                     none,
                     getattr(history, "checkVersionExists$default$3")(),  # mustBeRecreatable
                     getattr(history, "checkVersionExists$default$4")(),  # allowOutOfRange
                 )
-                snapshot = delta_log.getSnapshotAt(version, none, none, False)
+                snapshot = log.getSnapshotAt(version, none, none, False)
             return self._snapshot_json(snapshot)
         except _engine_errors() as error:
             raise _read_failure(error) from error
@@ -527,26 +524,18 @@ class DeltaSparkReader:
     def clean_up_expired_logs(self, root: Path) -> None:
         """delta-spark's own log cleanup as its checkpoint path runs it after writing
         ``_last_checkpoint``: ``MetadataCleanup.doLogCleanup`` on the latest snapshot."""
-        jvm = self.spark._jvm
         try:
-            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-                self.spark._jsparkSession, str(root)
-            )
-            none = jvm.scala.Option.empty()
-            delta_log.doLogCleanup(delta_log.update(False, none, none), none)
+            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
+            log.doLogCleanup(log.update(False, none, none), none)
         except _engine_errors() as error:
             raise _read_failure(error) from error
 
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
-        jvm = self.spark._jvm
         try:
-            delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-                self.spark._jsparkSession, str(root)
-            )
-            moment = jvm.java.sql.Timestamp(timestamp)
-            none = jvm.scala.Option.empty()
-            commit = delta_log.history().getActiveCommitAtTime(moment, none, False, True, False)
+            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
+            moment = jvm(self.spark).java.sql.Timestamp(timestamp)
+            commit = log.history().getActiveCommitAtTime(moment, none, False, True, False)
         except _engine_errors() as error:
             raise _read_failure(error) from error
         return self.read(root, int(commit.version()))
@@ -554,15 +543,16 @@ class DeltaSparkReader:
     def _snapshot_json(self, snapshot: Any) -> Json:
         from pyspark.sql import DataFrame
 
-        jvm = self.spark._jvm
-        converters = jvm.scala.jdk.javaapi.CollectionConverters
+        def java(scala_collection: Any) -> Any:
+            return java_view(self.spark, scala_collection)
+
         version = snapshot.version()
         if version < 0:
             return {"version": -1, "files": [], "tombstones": [], "app_txns": {}, "domains": {}}
         files = DataFrame(snapshot.allFiles().toDF(), self.spark).select("path").collect()
         tombstones = DataFrame(snapshot.tombstones().toDF(), self.spark).select("path").collect()
-        txns = converters.asJava(snapshot.setTransactions())
-        domains = converters.asJava(snapshot.domainMetadata())
+        txns = java(snapshot.setTransactions())
+        domains = java(snapshot.domainMetadata())
         protocol, metadata = snapshot.protocol(), snapshot.metadata()
         out_protocol: Json = {
             "minReaderVersion": protocol.minReaderVersion(),
@@ -571,15 +561,15 @@ class DeltaSparkReader:
         for key, option in (("readerFeatures", protocol.readerFeatures()),
                             ("writerFeatures", protocol.writerFeatures())):  # fmt: skip
             if option.isDefined():
-                out_protocol[key] = sorted(converters.asJava(option.get()))
+                out_protocol[key] = sorted(java(option.get()))
         return {
             "version": version,
             "files": sorted(r["path"] for r in files),
             "tombstones": sorted(r["path"] for r in tombstones),
             "app_txns": {t.appId(): t.version() for t in txns},
             "domains": {d.domain(): d.configuration() for d in domains if not d.removed()},
-            "properties": dict(converters.asJava(metadata.configuration())),
-            "partition_columns": list(converters.asJava(metadata.partitionColumns())),
+            "properties": dict(java(metadata.configuration())),
+            "partition_columns": list(java(metadata.partitionColumns())),
             "protocol": out_protocol,
         }
 
