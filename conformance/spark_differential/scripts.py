@@ -258,6 +258,15 @@ VACUUM_COUNTS = ("numFilesToDelete", "numDeletedFiles", "numVacuumedDirectories"
 """The VACUUM metrics that count (sizeOfDataToDelete is bytes: the engines' files differ)."""
 
 
+def _vacuum_unchecked(spark: SparkSession, table: Any) -> None:
+    """VACUUM ``table`` at a retention of 0 hours, the retention check off for that call only."""
+    spark.conf.set(RETENTION_CHECK, "false")
+    try:
+        table.vacuum(0)
+    finally:
+        spark.conf.unset(RETENTION_CHECK)
+
+
 def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     """VACUUM with a retention of 0 hours: refused while the retention check is on, run with
     it off, and recorded as VACUUM START and VACUUM END commits (their parameters are in the
@@ -266,11 +275,7 @@ def vacuum_history(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(frame(spark, [(2, "b", "y")])).mode("overwrite").save(root)
     table = e.table.forPath(spark, root)
     refused = _error_class(lambda: table.vacuum(0))
-    spark.conf.set(RETENTION_CHECK, "false")
-    try:
-        table.vacuum(0)
-    finally:
-        spark.conf.unset(RETENTION_CHECK)
+    _vacuum_unchecked(spark, table)
     history = table.history().orderBy("version").collect()
     return {
         "refused": refused,
@@ -311,11 +316,7 @@ def vacuum_hidden_names(spark: SparkSession, e: Engine, root: str) -> dict[str, 
         path.write_bytes(b"not parquet: never read")
         os.utime(path, (month_ago, month_ago))
     table = e.table.forPath(spark, root)
-    spark.conf.set(RETENTION_CHECK, "false")
-    try:
-        table.vacuum(0)
-    finally:
-        spark.conf.unset(RETENTION_CHECK)
+    _vacuum_unchecked(spark, table)
     end = table.history().where("operation = 'VACUUM END'").collect()[0]["operationMetrics"]
     return {
         "kept": [r for r in HIDDEN_NAMES_PLANTED if (Path(root) / r).exists()],
