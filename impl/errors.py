@@ -141,6 +141,15 @@ class UnsupportedLogStoreError(DeltaError):
     kind = "UNSUPPORTED_LOG_STORE"
 
 
+class InvalidTableLocationError(DeltaError, ValueError):
+    """An object-store URL that is no table location (PATH.TABLE_LOCATION): a path segment that
+    is empty, ``.`` or ``..`` once decoded, a malformed escape, a query, no bucket. Also a
+    ValueError, which a caller passing a bad URL expects."""
+
+    error_class = "DELTA_INVALID_TABLE_LOCATION"
+    kind = "INVALID_TABLE_LOCATION"
+
+
 class StorageOutcomeUnknownError(LogAccessError, OSError):
     """A write to an object store that ended without an answer (a timeout, a dropped
     connection, a server error): the object may or may not have been written. An ``OSError``, so

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from pyspark.sql import SparkSession
 
 from deltaspec.impl.errors import UnsupportedFeatureError
+from deltaspec.impl.log import location
 from deltaspec.impl.log.object_store import is_object_store_url
 
 from .errors import InvalidOptionError
@@ -163,11 +164,20 @@ def storage_options_of(spark: SparkSession) -> dict[str, str]:
 def table_location(
     spark: SparkSession, path: str | os.PathLike[str]
 ) -> tuple[str, dict[str, str] | None]:
-    """The root the Spark path writes (an absolute local path, or an ``s3://``/``s3a://`` URL
-    without a trailing slash) and the log store's storage options for it (None: local)."""
+    """The root the Spark path writes (an absolute local path, or the canonical ``s3://``/
+    ``s3a://`` URL, PATH.TABLE_LOCATION) and the log store's storage options for it (None:
+    local). An S3 URL with a ``%`` escape is refused: Hadoop keeps ``%xx`` in the key where the
+    log store decodes it, so the data files and the log would land under different prefixes."""
     text = os.fspath(path)
     if is_s3(text):
-        return text.rstrip("/"), storage_options_of(spark)
+        root = location.table_location(text).url
+        if "%" in urlsplit(text).path:
+            raise UnsupportedFeatureError(
+                f"a write or read through Spark of {text!r}: Hadoop and the log store read a "
+                "'%' escape in an S3 key differently",
+                table=root,
+            )
+        return root, storage_options_of(spark)
     return local_root(text, "a write or read through Spark"), None
 
 

@@ -620,7 +620,41 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     return 1 + len(releases)
 
 
+def check_strays(table: Table) -> int:
+    """PATH.STRAY_KEYS and PATH.TABLE_LOCATION: stray objects planted under the table (keys no
+    client can name on a server, names that are no log file name on disk) change neither its
+    latest version nor its listing, and every checks after this one runs with them present; on
+    a server, every hostile URL aimed at the table is refused before any request."""
+    from deltaspec.impl.errors import InvalidTableLocationError
+    from deltaspec.impl.log.listing import list_log
+    from deltaspec.impl.snapshot.delta_log import DeltaLog
+
+    from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
+
+    server, url = table.server, table.url
+    if server is None or url is None:
+        planted = len(plant_local_strays(table.log_dir))
+    else:
+        for key in STRAY_KEYS:
+            server.put_raw(f"{table.store.location.key(key)}")
+        planted = len(STRAY_KEYS)
+    listing = list_log(table.store)
+    _agree("commits listed among strays", sorted(listing.commits), list(range(len(table.times))))
+    _agree("latest version among strays", table.log().snapshot().version, len(table.times) - 1)
+    refused = 0
+    if server is not None and url is not None:
+        for hostile in hostile_urls(server.base_url, table.store.location.prefix):
+            try:
+                DeltaLog(hostile, storage_options=server.options)
+            except InvalidTableLocationError:
+                refused += 1
+            else:
+                raise ServiceMismatch(f"the table URL {hostile!r} was taken")
+    return planted + refused
+
+
 CHECKS: tuple[tuple[str, Callable[[Table, random.Random], int]], ...] = (
+    ("strays", lambda table, rng: check_strays(table)),
     ("time travel", lambda table, rng: check_time_travel(table)),
     ("retention", lambda table, rng: check_retention(table)),
     ("vacuum", lambda table, rng: check_vacuum(table)),

@@ -14,15 +14,22 @@ import hmac
 import shutil
 import subprocess
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from email.utils import formatdate
 from pathlib import Path
+from urllib.parse import urlencode
 
 from ..engines.cache import cache_root
 from .process import ServerFailedError, free_port, running
 
-__all__ = ["AZURITE_VERSION", "CONTAINER", "azurite_server", "install_azurite"]
+__all__ = [
+    "AZURITE_VERSION",
+    "CONTAINER",
+    "azurite_server",
+    "install_azurite",
+    "shared_key_request",
+]
 
 AZURITE_VERSION = "3.37.0"
 CONTAINER = "deltaspec"
@@ -57,22 +64,42 @@ def install_azurite() -> Path:
 
 def _create_container(endpoint: str) -> None:
     """PUT the container, signed with Shared Key as Blob Storage requires."""
-    date = formatdate(usegmt=True)
-    headers = {"x-ms-date": date, "x-ms-version": API_VERSION}
-    canonical_headers = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+    shared_key_request(endpoint, "PUT", CONTAINER, {"restype": "container"})
+
+
+def shared_key_request(
+    endpoint: str,
+    method: str,
+    path: str,
+    query: Mapping[str, str] | None = None,
+    body: bytes = b"",
+    headers: Mapping[str, str] | None = None,
+) -> bytes:
+    """One Blob Storage request on the emulator's account, signed with Shared Key; ``path``
+    (``container/blob``) is sent as given, already percent-encoded where it must be. Returns
+    the answer's body; an HTTPError for a refusal."""
+    sent = {"x-ms-date": formatdate(usegmt=True), "x-ms-version": API_VERSION, **(headers or {})}
+    canonical_headers = "".join(
+        f"{k}:{v}\n" for k, v in sorted(sent.items()) if k.startswith("x-ms-")
+    )
     # path-style emulator URLs carry the account twice in the canonical resource
-    resource = f"/{ACCOUNT}/{ACCOUNT}/{CONTAINER}\nrestype:container"
+    resource = f"/{ACCOUNT}/{ACCOUNT}/{path}" + "".join(
+        f"\n{k}:{v}" for k, v in sorted((query or {}).items())
+    )
     content_type = "application/octet-stream"  # urllib would send its own, unsigned
-    to_sign = "PUT\n" + "\n" * 4 + content_type + "\n" * 7 + canonical_headers + resource
+    length = str(len(body)) if body else ""
+    to_sign = (
+        f"{method}\n\n\n{length}\n\n{content_type}\n" + "\n" * 6 + canonical_headers + resource
+    )
     key = base64.b64decode(ACCOUNT_KEY)
     signature = base64.b64encode(hmac.new(key, to_sign.encode(), hashlib.sha256).digest())
-    headers["Authorization"] = f"SharedKey {ACCOUNT}:{signature.decode()}"
-    headers["Content-Type"] = content_type
-    request = urllib.request.Request(
-        f"{endpoint}/{CONTAINER}?restype=container", method="PUT", headers=headers, data=b""
-    )
-    with urllib.request.urlopen(request, timeout=10):
-        pass
+    sent["Authorization"] = f"SharedKey {ACCOUNT}:{signature.decode()}"
+    sent["Content-Type"] = content_type
+    url = f"{endpoint}/{path}" + (f"?{urlencode(query)}" if query else "")
+    request = urllib.request.Request(url, method=method, headers=sent, data=body)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        data: bytes = answer.read()
+    return data
 
 
 @contextmanager

@@ -3,15 +3,17 @@ and yields an :class:`ObjectStoreServer` that hands out fresh table URLs on it."
 
 from __future__ import annotations
 
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from deltaspec.impl.log.object_store import ObjectLogStore
 
-from .azurite import CONTAINER, azurite_server
+from .azurite import CONTAINER, azurite_server, shared_key_request
 from .moto_s3 import BUCKET, s3_server
 
 __all__ = ["STORE_KINDS", "ObjectStoreServer", "serving"]
@@ -33,6 +35,20 @@ class ObjectStoreServer:
     def table_url(self, name: str = "") -> str:
         """A fresh table root on the server (``name`` plus a random suffix)."""
         return f"{self.base_url}/{name or 'table'}-{uuid.uuid4().hex[:12]}"
+
+    def put_raw(self, key: str, data: bytes = b"x") -> None:
+        """An object at ``key`` of the bucket, written by a plain HTTP request that no client's
+        path rules touch: ``..``, ``.`` and empty segments stay in the key (sent escaped where
+        an HTTP stack would resolve them). For stray keys no table's store could write."""
+        sent = quote(key, safe="/").replace("/../", "/%2E%2E/").replace("/./", "/%2E/")
+        endpoint = self.options["endpoint"]
+        if self.kind == "azure":
+            headers = {"x-ms-blob-type": "BlockBlob"}
+            shared_key_request(endpoint, "PUT", f"{CONTAINER}/{sent}", body=data, headers=headers)
+            return
+        request = urllib.request.Request(f"{endpoint}/{BUCKET}/{sent}", method="PUT", data=data)
+        with urllib.request.urlopen(request, timeout=10):  # moto checks no signature
+            pass
 
     def log_store(self, root: Path | None = None) -> ObjectLogStore:
         """The log store of a fresh table on the server, named after ``root`` where given (for

@@ -39,7 +39,6 @@ from contextlib import contextmanager
 from datetime import timedelta
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from deltaspec.rules import rule
 
@@ -49,6 +48,8 @@ from ..errors import (
     StorageOutcomeUnknownError,
     UnsupportedLogStoreError,
 )
+from . import key_listing
+from .location import OBJECT_SCHEMES, TableLocation, is_object_store_url, table_location
 from .names import LAST_CHECKPOINT, LOG_DIR, leading_version
 from .store import (
     LAST_CHECKPOINT_MAX_BYTES,
@@ -61,30 +62,12 @@ from .store import (
 
 __all__ = ["OBJECT_SCHEMES", "ObjectLogStore", "is_object_store_url"]
 
-OBJECT_SCHEMES = {
-    "s3": "s3",
-    "s3a": "s3",  # Hadoop's name for the same bucket and key
-    "az": "az",
-    "azure": "azure",
-    "abfs": "abfs",
-    "abfss": "abfss",
-    "adl": "adl",
-    "gs": "gs",
-    "memory": "memory",  # obstore's in-process store: the contract without a server
-}
-"""The URL schemes an :class:`ObjectLogStore` takes, and the scheme obstore is given for each."""
-
 REQUEST_TIMEOUT = timedelta(seconds=30)
 """The longest one request may take, answer included: a silent server is an error, not a hang."""
 CONNECT_TIMEOUT = timedelta(seconds=5)
 
 _SINGLE_WRITER_LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
-
-
-def is_object_store_url(table: str) -> bool:
-    """Whether ``table`` is a URL an :class:`ObjectLogStore` serves (``s3://b/t``, ``az://…``)."""
-    return urlsplit(table).scheme.lower() in OBJECT_SCHEMES
 
 
 def _obstore() -> ModuleType:
@@ -127,22 +110,21 @@ class ObjectLogStore(LogStore):
         single_writer: bool = False,
         request_timeout: timedelta = REQUEST_TIMEOUT,
     ) -> None:
-        parts = urlsplit(table_url)
-        scheme = parts.scheme.lower()
-        if scheme not in OBJECT_SCHEMES:
-            raise ValueError(f"not an object store URL: {table_url!r}")
+        location = table_location(table_url)  # refused here, before any request
         if not conditional_writes and not single_writer:
             raise UnsupportedLogStoreError(
                 "a store without conditional writes has no put-if-absent: two writers of one "
                 "version can both succeed and the later write replaces the earlier commit "
                 "(LOG.PUT_IF_ABSENT). Use a store with conditional writes, or declare "
                 "single_writer=True when exactly one process writes this table",
-                table=table_url,
+                table=location.url,
             )
-        self._table_path = table_url.rstrip("/")
+        self._location = location
+        self._table_path = location.url
         self._conditional = conditional_writes
+        self._timeout = request_timeout
         obstore = _obstore()
-        url = OBJECT_SCHEMES[scheme] + self._table_path[len(scheme) :]
+        url = location.store_url
         config = dict(options or {})
         client: dict[str, Any] = {
             "timeout": request_timeout,
@@ -154,17 +136,17 @@ class ObjectLogStore(LogStore):
 
         def store(retries: int) -> Any:
             retry = {"max_retries": retries, "retry_timeout": request_timeout}
-            if scheme == "memory":
+            if location.scheme == "memory":
                 return build(url)
             return build(url, config=config, client_options=client, retry_config=retry)
 
         try:
             self._reads = store(3)
             # a create-only PUT is sent once: a retry of one that landed would look like a loss
-            self._writes = self._reads if scheme == "memory" else store(0)
+            self._writes = self._reads if location.scheme == "memory" else store(0)
         except (obstore.exceptions.BaseError, ValueError) as exc:
             raise UnsupportedLogStoreError(
-                f"cannot open the object store: {exc}", table=table_url
+                f"cannot open the object store: {exc}", table=location.url
             ) from None
         self._errors = obstore.exceptions
         self._api = obstore
@@ -176,9 +158,13 @@ class ObjectLogStore(LogStore):
     def table_path(self) -> str:
         return self._table_path
 
-    @staticmethod
-    def _key(name: str) -> str:
-        return "/".join([LOG_DIR, *check_name(name)])
+    @property
+    def location(self) -> TableLocation:
+        """The table's canonical location (PATH.TABLE_LOCATION): every key is built from it."""
+        return self._location
+
+    def _key(self, name: str) -> str:
+        return self._location.key("/".join([LOG_DIR, *check_name(name)]))
 
     @contextmanager
     def _request(self, name: str, *, writing: bool = False) -> Iterator[None]:
@@ -193,6 +179,8 @@ class ObjectLogStore(LogStore):
             raise FileNotFoundError(f"{self._table_path}/{LOG_DIR}/{name}") from None
         except (errors.AlreadyExistsError, errors.PreconditionError):
             raise self._exists_error(name) from None
+        except errors.InvalidPathError as exc:
+            raise _UnparsableKey(_quoted_path(str(exc))) from None
         except (errors.PermissionDeniedError, errors.UnauthenticatedError) as exc:
             raise LogAccessError(
                 f"the object store refused: {exc}", table=table, version=version, file=name
@@ -249,7 +237,7 @@ class ObjectLogStore(LogStore):
         return [
             info
             for info in self._listed(prefix, offset)
-            if "/" not in info.name and info.name >= start
+            if "/" not in info.name and _addressable(info.name) and info.name >= start
         ]
 
     def list_dir(self, subdir: str) -> list[FileInfo]:
@@ -258,18 +246,57 @@ class ObjectLogStore(LogStore):
         return [
             FileInfo(f"{subdir}/{info.name}", info.size, info.modification_time)
             for info in self._listed(f"{LOG_DIR}/{subdir}/", None)
-            if "/" not in info.name
+            if "/" not in info.name and _addressable(info.name)
         ]
 
     def _listed(self, prefix: str, offset: str | None) -> list[FileInfo]:
-        with self._request(prefix.rstrip("/")):
-            listing = self._api.list(
-                self._reads, prefix=prefix or None, offset=offset, chunk_size=1000
-            )
-            metas = [meta for batch in listing for meta in batch]
-        infos = [_info(meta["path"][len(prefix) :], meta) for meta in metas]
+        """The objects below ``prefix`` (relative to the table root, "" or ending in ``/``),
+        named relative to it, sorted; ``offset`` (relative to the root too) lists only keys
+        after it. Keys whose names obstore cannot parse are listed too (PATH.STRAY_KEYS: the
+        callers ignore what is no name of theirs)."""
+        head = self._location.key(prefix)
+        try:
+            with self._request(prefix.rstrip("/")):
+                listing = self._api.list(
+                    self._reads,
+                    prefix=head.rstrip("/") or None,
+                    offset=None if offset is None else self._location.key(offset),
+                    chunk_size=1000,
+                )
+                metas = [meta for batch in listing for meta in batch]
+            infos = [_info(meta["path"][len(head) :], meta) for meta in metas]
+        except _UnparsableKey as stray:
+            infos = self._listed_past(head, stray.key, offset)
         infos.sort(key=lambda info: info.name)
         return infos
+
+    def _listed_past(self, head: str, stray: str, offset: str | None) -> list[FileInfo]:
+        """The listing of ``head`` when obstore refused a key it lists (``stray``): the same
+        prefix listed by :mod:`~deltaspec.impl.log.key_listing`, keys byte for byte."""
+        after = None if offset is None else self._location.key(offset)
+        try:
+            keys = key_listing.list_keys(
+                OBJECT_SCHEMES[self._location.scheme],
+                getattr(self._reads, "config", {}),
+                head,
+                self._timeout.total_seconds(),
+            )
+        except key_listing.KeyListingUnavailable as why:
+            raise LogAccessError(
+                f"the stray object {stray!r} under the table cannot be listed past: {why}; "
+                "remove it, or give the store an access key",
+                table=self._table_path,
+                file=stray,
+            ) from None
+        except OSError as exc:
+            raise LogAccessError(
+                f"the object store failed: {exc}", table=self._table_path, file=stray
+            ) from None
+        return [
+            FileInfo(k.key[len(head) :], k.size, k.modified_ms)
+            for k in keys
+            if after is None or k.key > after
+        ]
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -306,7 +333,11 @@ class ObjectLogStore(LogStore):
         """Every object under the table root outside ``_delta_log/``, named by its path relative
         to the root (``/``-separated), sorted. An object store has no links and no directories:
         a name is an object of this table and nothing else."""
-        return [info for info in self._listed("", None) if not info.name.startswith(LOG_DIR + "/")]
+        return [
+            info
+            for info in self._listed("", None)
+            if _addressable(info.name) and not info.name.startswith(LOG_DIR + "/")
+        ]
 
     def delete_table_file(self, relative: str) -> None:
         """Delete the object ``relative`` to the table root (absent: nothing to do). A name that
@@ -316,9 +347,31 @@ class ObjectLogStore(LogStore):
             raise ValueError(f"not a data file of the table: {relative!r}")
         try:
             with self._request(relative, writing=True):
-                self._api.delete(self._reads, relative)
+                self._api.delete(self._reads, self._location.key(relative))
         except FileNotFoundError:
             return
+
+
+@rule("PATH.STRAY_KEYS")
+def _addressable(name: str) -> bool:
+    """Whether the listed ``name`` (relative to a listed prefix) can be a file of the table:
+    no empty, ``.`` or ``..`` segment (PATH.STRAY_KEYS). Any other key is a stray object that
+    listings ignore: never read, never deleted, never a gap or a version."""
+    return all(part not in ("", ".", "..") for part in name.split("/"))
+
+
+class _UnparsableKey(Exception):
+    """obstore listed a key its ``Path`` refuses (an empty, ``.`` or ``..`` segment)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _quoted_path(message: str) -> str:
+    """The key obstore names in an invalid-path error (``… Path "k" …``), else the message."""
+    _, quote_open, rest = message.partition('Path "')
+    return rest.partition('"')[0] if quote_open else message.splitlines()[0]
 
 
 def _info(name: str, meta: Mapping[str, Any]) -> FileInfo:

@@ -28,8 +28,10 @@ from .prepared_commit import PreparedCommit
 __all__ = ["MAX_FAILED_WRITES", "CommitAttempts", "commit_is_own", "read_version_retained"]
 
 MAX_FAILED_WRITES = 10
-"""Writes of one version that fail, and that reading the log back proves did not land, before
-the commit gives up with CommitFailedError (delta-spark's maxNonConflictCommitAttempts)."""
+"""Writes of one version that fail, and that reading the log back does not find, before the
+commit gives up (delta-spark's maxNonConflictCommitAttempts): CommitOutcomeUnknownError when one
+of them went unanswered and may still land, CommitFailedError when none can
+(RETRY.OUTCOME_UNKNOWN)."""
 
 
 @rule("TXN.READ_VERSION_RETAINED")
@@ -87,14 +89,15 @@ class CommitAttempts:
         again, nothing else). A write that fails with an OSError has an unknown outcome
         (LogStore.write_new): the version is read back, and the commit is ours if it carries
         this transaction's txnId (or its exact bytes); absent, the same version is tried again
-        (at most MAX_FAILED_WRITES times); another writer's, it is a lost race. After such a
-        failure a winner carrying our txnId is recognised too, so a commit is never written
-        twice. (delta-spark surfaces the IOException instead; v4.4's opt-in idempotency check
-        compares txnIds the same way.)
+        (at most MAX_FAILED_WRITES times, then RETRY.OUTCOME_UNKNOWN decides what to report);
+        another writer's, it is a lost race. After such a failure a winner carrying our txnId is
+        recognised too, so a commit is never written twice. (delta-spark surfaces the
+        IOException instead; v4.4's opt-in idempotency check compares txnIds the same way.)
         """
         attempt_version = self.read_version + 1
         must_check = False
         uncertain = False  # an earlier write failed: a winner may be our own commit
+        in_flight = False  # a failed write may still land (the store could not tell)
         failed_writes = 0
         attempt = 0
         payload = prepared.payload
@@ -117,24 +120,47 @@ class CommitAttempts:
                 pass
             except OSError as failure:
                 uncertain = True
+                in_flight = in_flight or isinstance(failure, errors.StorageOutcomeUnknownError)
                 own = self._is_own(attempt_version, payload, failure)
                 if own:
                     return attempt_version
-                if own is None:  # not written: try the same version again
+                if own is None:  # not in the log now: try the same version again
                     failed_writes += 1
                     if failed_writes >= MAX_FAILED_WRITES:
-                        raise errors.CommitFailedError(
-                            f"writing the commit failed {failed_writes} times ({failure}); "
-                            "it is not in the log",
-                            table=self.log.table_path,
-                            version=attempt_version,
-                            file=commit_name(attempt_version),
+                        raise self._gave_up(
+                            attempt_version, failed_writes, failure, in_flight
                         ) from failure
                     continue
             # the version exists and is another writer's: a lost race
             attempt += 1
             self._after_collision(attempt, attempt_version)
             must_check = True
+
+    @rule("RETRY.OUTCOME_UNKNOWN")
+    def _gave_up(
+        self, version: int, failed_writes: int, failure: OSError, in_flight: bool
+    ) -> errors.DeltaError:
+        """The error that ends the loop after ``failed_writes`` writes of ``version`` that the
+        log does not show (RETRY.OUTCOME_UNKNOWN). Only when every one of them failed before it
+        left the writer (a local store's refusal: the read-back proves it absent) is the commit
+        known to have failed; a write the store could not answer may still land after the
+        read-back (a delayed PUT), so then the outcome is unknown, naming the version and the
+        txnId to look for."""
+        if in_flight:
+            return errors.CommitOutcomeUnknownError(
+                f"{failed_writes} writes of the commit went unanswered ({failure}) and it is not "
+                f"in the log yet; any of them may still land: look for txnId {self.txn_id} at "
+                f"version {version} before writing again",
+                table=self.log.table_path,
+                version=version,
+                file=commit_name(version),
+            )
+        return errors.CommitFailedError(
+            f"writing the commit failed {failed_writes} times ({failure}); it is not in the log",
+            table=self.log.table_path,
+            version=version,
+            file=commit_name(version),
+        )
 
     def _put(self, attempt_version: int, payload: bytes) -> None:
         """One put-if-absent of the commit at ``attempt_version`` (TXN.READ_VERSION_RETAINED

@@ -16,6 +16,9 @@ RULES_WITHOUT_MODEL_FUNCTION: dict[str, str] = {
     "PATH.DATA_FILE": "paths on a file system: the model has none",
     "PATH.NO_SYMLINKS": "paths on a file system: the model has none",
     "PATH.REGULAR_FILES": "paths on a file system: the model has none",
+    "PATH.STRAY_KEYS": "listings of a store: the model's log is never listed",
+    "PATH.TABLE_LOCATION": "object-store URLs: the model has no storage",
+    "RETRY.OUTCOME_UNKNOWN": "storage faults: the model's writes are always answered",
     "RETRY.NO_SELF_DETECTION": "an absence: the model's resolve simply has no self-detection",
     "SNAPSHOT.RELIST": "a listing racing log cleanup: the model's log is never listed",
     "TXN.DEPENDS_ON_FILES": "a field of the read set (ReadSet.depends_on_files), set by "
