@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from deltaspec.vector_files import write_tree
+from deltaspec.vector_files import spec_folder, write_tree
 
 Json = dict[str, Any]
 FUTURE = 4_102_444_800_000  # 2100-01-01: never expired while these vectors are used
@@ -206,6 +206,32 @@ def listing_vectors() -> list[Json]:
             "is 2 and version 3 does not exist.",
             ["LOG.COMMIT_FILE_NAME", "LOG.LISTING"],
             {**commits(0, 1), name(2): HISTORY[2], arabic_indic_3: would_be_3},
+            [{"version": None, "expect": {"version": 2, "files": LIVE[2],
+                                          "tombstones": ["a"]}},
+             {"version": 3, "error": "VERSION_NOT_FOUND"}],
+        ),
+        vector(
+            "log/listing/stray-names-are-ignored",
+            "Beside commits 0-2 the log holds objects anyone who can write the directory could "
+            "leave there, each holding commit 3's actions: 3.JSON in upper case, a name with a "
+            "leading space, and notes.txt. None is a log file name, so none is a commit or a "
+            "gap and none stops the read: the latest version is 2 and version 3 does not exist.",
+            ["PATH.STRAY_KEYS", "LOG.LISTING"],
+            {**commits(0, 1), name(2): HISTORY[2], f"{3:020d}.JSON": would_be_3,
+             f" {name(3)}": would_be_3, "notes.txt": {"text": "stray"}},
+            [{"version": None, "expect": {"version": 2, "files": LIVE[2],
+                                          "tombstones": ["a"]}},
+             {"version": 3, "error": "VERSION_NOT_FOUND"}],
+        ),
+        vector(
+            "log/commit-file-name/twenty-digits-exactly",
+            "Beside commits 0-2 the log holds two files naming version 3 with 19 and with 21 "
+            "digits, each holding commit 3's actions. A commit's version is exactly 20 digits "
+            "(LOG.COMMIT_FILE_NAME), so neither is a commit, a gap or a duplicate: the latest "
+            "version is 2 and version 3 does not exist.",
+            ["LOG.COMMIT_FILE_NAME", "PATH.STRAY_KEYS"],
+            {**commits(0, 1), name(2): HISTORY[2], f"{3:019d}.json": would_be_3,
+             f"{3:021d}.json": would_be_3},
             [{"version": None, "expect": {"version": 2, "files": LIVE[2],
                                           "tombstones": ["a"]}},
              {"version": 3, "error": "VERSION_NOT_FOUND"}],
@@ -1004,5 +1030,5 @@ def write(directory: Path) -> int:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parents[1] / "vectors"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else spec_folder() / "vectors"
     print(f"wrote {write(target)} log vectors to {target}")

@@ -52,12 +52,22 @@ def test_every_family_has_vectors(vectors):
     assert families == set(FAMILIES)
 
 
+RULES_WITHOUT_VECTOR: dict[str, str] = {
+    "PATH.TABLE_LOCATION": "object-store URLs: a vector's table is a folder the runner picks; "
+    "tests/impl/log/test_object_store_hostile.py and the services stage (--store) hold it",
+    "RETRY.OUTCOME_UNKNOWN": "a write the store does not answer: vectors have no faulty store "
+    "yet; the delayed-PUT proxy tests in tests/impl/log/test_object_store_hostile.py hold it",
+}
+"""Rules no vector can state today, with the reason and where they are checked instead. The dict
+only shrinks: a rule that gains a vector must leave it."""
+
+
 def test_every_rule_in_the_spec_has_a_vector(vectors):
-    """A scenario vector or a log vector cites every rule, with no exception: an engine checked
+    """A scenario vector or a log vector cites every rule but the pinned ones: an engine checked
     only through the bridge learns something about each one."""
     cited = {r for s in load_scenarios() for r in s.rules} | {r for v in vectors for r in v.rules}
     known = {rule.id for rule in load_rules()}
-    assert known - cited == set()
+    assert known - cited == set(RULES_WITHOUT_VECTOR)
     assert cited - known == set()
 
 
@@ -197,6 +207,10 @@ def test_live_delta_spark_reads_the_families(spark, vectors):
         # not parse blocks the versions before it too (ACTION.LINE_FORMAT)
         "action/line-format/two-actions-on-one-line": Verdict.UNSAFE,
         "action/line-format/line-not-json": Verdict.WRONG,
+        # it reads any run of digits before .json as a commit (deltaFileRegex (\d+)\.json), so
+        # 19- and 21-digit strays are two more commits 3 and every read fails with
+        # DELTA_VERSIONS_NOT_CONTIGUOUS (LOG.COMMIT_FILE_NAME, PATH.STRAY_KEYS)
+        "log/commit-file-name/twenty-digits-exactly": Verdict.WRONG,
     }, {case: results[case].details for case in failing}
 
 
