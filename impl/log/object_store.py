@@ -179,8 +179,6 @@ class ObjectLogStore(LogStore):
             raise FileNotFoundError(f"{self._table_path}/{LOG_DIR}/{name}") from None
         except (errors.AlreadyExistsError, errors.PreconditionError):
             raise self._exists_error(name) from None
-        except errors.InvalidPathError as exc:
-            raise _UnparsableKey(_quoted_path(str(exc))) from None
         except (errors.PermissionDeniedError, errors.UnauthenticatedError) as exc:
             raise LogAccessError(
                 f"the object store refused: {exc}", table=table, version=version, file=name
@@ -255,18 +253,22 @@ class ObjectLogStore(LogStore):
         after it. Keys whose names obstore cannot parse are listed too (PATH.STRAY_KEYS: the
         callers ignore what is no name of theirs)."""
         head = self._location.key(prefix)
-        try:
-            with self._request(prefix.rstrip("/")):
-                listing = self._api.list(
-                    self._reads,
-                    prefix=head.rstrip("/") or None,
-                    offset=None if offset is None else self._location.key(offset),
-                    chunk_size=1000,
-                )
+        stray = None
+        with self._request(prefix.rstrip("/")):
+            listing = self._api.list(
+                self._reads,
+                prefix=head.rstrip("/") or None,
+                offset=None if offset is None else self._location.key(offset),
+                chunk_size=1000,
+            )
+            try:
                 metas = [meta for batch in listing for meta in batch]
+            except self._errors.InvalidPathError as refused:  # a key obstore cannot name
+                stray = _quoted_path(str(refused))
+        if stray is not None:
+            infos = self._listed_past(head, stray, offset)
+        else:
             infos = [_info(meta["path"][len(head) :], meta) for meta in metas]
-        except _UnparsableKey as stray:
-            infos = self._listed_past(head, stray.key, offset)
         infos.sort(key=lambda info: info.name)
         return infos
 
@@ -358,14 +360,6 @@ def _addressable(name: str) -> bool:
     no empty, ``.`` or ``..`` segment (PATH.STRAY_KEYS). Any other key is a stray object that
     listings ignore: never read, never deleted, never a gap or a version."""
     return all(part not in ("", ".", "..") for part in name.split("/"))
-
-
-class _UnparsableKey(Exception):
-    """obstore listed a key its ``Path`` refuses (an empty, ``.`` or ``..`` segment)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
 
 
 def _quoted_path(message: str) -> str:
