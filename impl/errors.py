@@ -61,6 +61,13 @@ class DeltaError(Exception):
         )
         super().__init__(f"[{self.error_class}] {message}" + (f" ({where})" if where else ""))
 
+    def located(self, version: int) -> DeltaError:
+        """This error naming ``version`` when it named none (a sidecar's file name carries no
+        version; the reader of its checkpoint knows it)."""
+        if self.version is not None:
+            return self
+        return type(self)(self.message, table=self.table, version=version, file=self.file)
+
     def getErrorClass(self) -> str:  # PySpark's name, for code written against it
         return self.error_class
 

@@ -114,7 +114,7 @@ def _read_parquet(
     except UnsafePathError:
         raise
     except DeltaError as refused:  # not a regular file, not readable
-        raise UnusableCheckpoint(refused) from None
+        raise UnusableCheckpoint(refused.located(version)) from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise UnusableCheckpoint(
             CorruptLogError(
@@ -283,12 +283,16 @@ def _rows(table: pa.Table, column: str) -> list[dict[str, Any]]:
 def _protocol(row: dict[str, Any]) -> Protocol:
     readers = row.get("readerFeatures")
     writers = row.get("writerFeatures")
-    return Protocol(
+    protocol = Protocol(
         min_reader_version=int(row["minReaderVersion"]),
         min_writer_version=int(row["minWriterVersion"]),
         reader_features=None if readers is None else tuple(readers),
         writer_features=None if writers is None else tuple(writers),
     )
+    misplaced = codec.misplaced_feature_lists(protocol)
+    if misplaced:  # ACTION.PROTOCOL_FEATURE_LISTS
+        raise ValueError(f"protocol: {' and '.join(misplaced)}")
+    return protocol
 
 
 def _metadata(row: dict[str, Any]) -> Metadata:

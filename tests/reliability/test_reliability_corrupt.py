@@ -579,6 +579,10 @@ MALFORMED: tuple[BadInput, ...] = (
               "writerFeatures": ["catalogManaged"]}, UnsupportedProtocolError),
             ({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": [1],
               "writerFeatures": []}, CorruptLogError),
+            ({"minReaderVersion": 2, "minWriterVersion": 5, "readerFeatures": ["columnMapping"]},
+             CorruptLogError),
+            ({"minReaderVersion": 1, "minWriterVersion": 2, "writerFeatures": []},
+             CorruptLogError),
         )
     ),
     *(
@@ -725,6 +729,12 @@ ROW_EDITS: tuple[tuple[str, Callable[[list[dict[str, Any]]], None], type[DeltaEr
      CorruptLogError),
     ("metaData without id", lambda rows: first(rows, "metaData")["metaData"].update(id=None),
      CorruptLogError),
+    ("readerFeatures at reader version 2",
+     lambda rows: first(rows, "protocol")["protocol"].update(
+         minReaderVersion=2, minWriterVersion=5, readerFeatures=["columnMapping"]),
+     CorruptLogError),
+    ("writerFeatures at writer version 2",
+     lambda rows: first(rows, "protocol")["protocol"].update(writerFeatures=[]), CorruptLogError),
     ("add with undecodable path",
      lambda rows: first(rows, "add")["add"].update(path="p=a/x%zz.parquet"), UnsafePathError),
     ("add with absolute path outside",
@@ -862,7 +872,7 @@ def good_table(root: Path) -> None:
 @pytest.mark.rules("LOG.COMMIT_FILE_NAME", "LOG.CONTIGUITY", "CHECKPOINT.READ",
                    "CHECKPOINT.LAST_CHECKPOINT", "SNAPSHOT.PROTOCOL_METADATA", "PATH.DATA_FILE",
                    "PATH.NO_SYMLINKS", "PATH.REGULAR_FILES", "SNAPSHOT.CANONICAL_PATH",
-                   "CHECKPOINT.CONTENTS")  # fmt: skip
+                   "CHECKPOINT.CONTENTS", "ACTION.PROTOCOL_FEATURE_LISTS")  # fmt: skip
 @pytest.mark.parametrize("bad", CATALOG, ids=[f"{group_of(bad)}: {bad.name}" for bad in CATALOG])
 def test_bad_input(tmp_path: Path, bad: BadInput) -> None:
     root, outside = tmp_path / "table", tmp_path / "outside"
