@@ -140,6 +140,22 @@ class LogAccessError(DeltaError):
     kind = "LOG_ACCESS_ERROR"
 
 
+class DataFileNotFoundError(DeltaError):
+    """A data or deletion-vector file that the snapshot names is not there (deleted by hand, or
+    by a VACUUM with too short a retention): delta-spark's ``DELTA_FILE_NOT_FOUND_DETAILED``."""
+
+    error_class = "DELTA_FILE_NOT_FOUND_DETAILED"
+    kind = "DATA_FILE_NOT_FOUND"
+
+
+class CorruptDataFileError(DeltaError):
+    """A data file that cannot be read as the table's rows: not Parquet, torn, or holding a
+    column that does not fit the table's schema (Spark's ``FAILED_READ_FILE``)."""
+
+    error_class = "FAILED_READ_FILE"
+    kind = "CORRUPT_DATA_FILE"
+
+
 class UnsupportedLogStoreError(DeltaError):
     """A file system on which no atomic put-if-absent is possible: neither hard links nor
     ``renameat2(RENAME_NOREPLACE)`` (LOG.ATOMIC_VISIBILITY)."""

@@ -20,7 +20,7 @@ from typing import BinaryIO, TypeVar
 
 from deltaspec.rules import rule
 
-from ..errors import UnsafePathError, UnsupportedLogStoreError
+from ..errors import NotRegularFileError, UnsafePathError, UnsupportedLogStoreError
 from . import crashpoints, regular_files
 from .atomic_files import (
     NO_HARD_LINKS,
@@ -355,11 +355,22 @@ class LocalLogStore(LogStore):
             _discard(temp)
 
     def delete(self, name: str) -> None:
-        """Delete ``name`` if it exists; a deletion the file system refuses is LogAccessError
-        naming the table, the version and the file."""
+        """Delete ``name`` if it exists; a directory at the name is never deleted
+        (NotRegularFileError, PATH.REGULAR_FILES), a deletion the file system refuses is
+        LogAccessError, both naming the table, the version and the file."""
         path = self._path(name)
-        with self._refused_writes(name), contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        with self._refused_writes(name):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                return
+            except IsADirectoryError:
+                raise NotRegularFileError(
+                    "not a regular file (a directory): never deleted",
+                    table=self._table_path,
+                    version=_version_of(name),
+                    file=name,
+                ) from None
 
     # --- helpers -----------------------------------------------------------------------------
 
