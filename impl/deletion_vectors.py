@@ -19,6 +19,7 @@ from .actions import DeletionVector
 from .codec.roaring import inline_bytes, roaring_array, serialize_rows
 from .codec.z85 import z85_encode
 from .errors import CorruptLogError, UnsupportedFeatureError
+from .log.regular_files import access_error
 from .table import paths
 
 
@@ -34,10 +35,7 @@ def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
             raise UnsupportedFeatureError(f"deletion vector storage type {dv.storage_type!r}")
         else:
             with paths.open_data_file(str(root), location) as handle:  # PATH.DATA_FILE
-                data = handle.read()
-            offset = dv.offset or 0
-            (size,) = struct.unpack_from(">i", data, offset)
-            blob = data[offset + 4 : offset + 4 + size]
+                blob = _stored_vector(handle.read(), dv.offset or 0, dv.size_in_bytes)
         rows = roaring_array(blob)
     except (ValueError, struct.error) as exc:
         raise CorruptLogError(
@@ -54,6 +52,21 @@ def deleted_rows(root: Path, dv: DeletionVector) -> set[int]:
 
 DV_FILE_FORMAT_VERSION = 1
 """The first byte of a ``deletion_vector_<uuid>.bin`` file."""
+
+
+def _stored_vector(data: bytes, offset: int, expected_size: int) -> bytes:
+    """The serialised DV at ``offset`` of a DV file's ``data``: its big-endian size (the
+    ``sizeInBytes`` the log gives), the bytes, then their big-endian CRC-32, which must match
+    (delta-spark refuses a mismatch of either, ``DELTA_DELETION_VECTOR_SIZE_MISMATCH``,
+    ``DELTA_DELETION_VECTOR_CHECKSUM_MISMATCH``); ValueError or struct.error otherwise."""
+    (size,) = struct.unpack_from(">i", data, offset)
+    if size != expected_size:
+        raise ValueError(f"the file stores {size} bytes, the log says {expected_size}")
+    blob = data[offset + 4 : offset + 4 + size]
+    (checksum,) = struct.unpack_from(">I", data, offset + 4 + size)
+    if len(blob) != size or checksum != zlib.crc32(blob):
+        raise ValueError("the stored CRC-32 does not match the deletion vector's bytes")
+    return blob
 
 
 def inline_deletion_vector(rows: set[int]) -> DeletionVector:
@@ -78,9 +91,12 @@ def write_deletion_vectors(root: str, row_sets: list[set[int]]) -> list[Deletion
             )
         )
         content += struct.pack(">i", len(blob)) + blob + struct.pack(">I", zlib.crc32(blob))
-    target = Path(root) / f"deletion_vector_{file_id}.bin"
-    with open(target, "xb") as handle:  # a fresh UUID: never overwrites a file
-        handle.write(content)
+    name = f"deletion_vector_{file_id}.bin"
+    try:
+        with open(Path(root) / name, "xb") as handle:  # a fresh UUID: never overwrites a file
+            handle.write(content)
+    except OSError as refused:  # named by no commit yet: VACUUM removes what may be left
+        raise access_error(refused, table=root, file=name) from None
     return vectors
 
 

@@ -61,6 +61,13 @@ class DeltaError(Exception):
         )
         super().__init__(f"[{self.error_class}] {message}" + (f" ({where})" if where else ""))
 
+    def located(self, version: int) -> DeltaError:
+        """This error naming ``version`` when it named none (a sidecar's file name carries no
+        version; the reader of its checkpoint knows it)."""
+        if self.version is not None:
+            return self
+        return type(self)(self.message, table=self.table, version=version, file=self.file)
+
     def getErrorClass(self) -> str:  # PySpark's name, for code written against it
         return self.error_class
 
@@ -131,6 +138,22 @@ class LogAccessError(DeltaError):
 
     error_class = "DELTA_LOG_ACCESS_ERROR"
     kind = "LOG_ACCESS_ERROR"
+
+
+class DataFileNotFoundError(DeltaError):
+    """A data or deletion-vector file that the snapshot names is not there (deleted by hand, or
+    by a VACUUM with too short a retention): delta-spark's ``DELTA_FILE_NOT_FOUND_DETAILED``."""
+
+    error_class = "DELTA_FILE_NOT_FOUND_DETAILED"
+    kind = "DATA_FILE_NOT_FOUND"
+
+
+class CorruptDataFileError(DeltaError):
+    """A data file that cannot be read as the table's rows: not Parquet, torn, or holding a
+    column that does not fit the table's schema (Spark's ``FAILED_READ_FILE``)."""
+
+    error_class = "FAILED_READ_FILE"
+    kind = "CORRUPT_DATA_FILE"
 
 
 class UnsupportedLogStoreError(DeltaError):

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from . import arrow_input, codec
 from .actions import AddFile
 from .deletion_vectors import deleted_rows
+from .errors import CorruptDataFileError
 from .snapshot.state import Snapshot
 from .table import paths
 
@@ -88,9 +89,7 @@ def _scan_file(
     partition_columns: set[str],
     session_zone: timedelta | None,
 ) -> pa.Table:
-    # PATH.DATA_FILE; read into Arrow's memory, never a Python file pyarrow's threads call
-    # back into (issue 33)
-    data = pq.read_table(arrow_input.reader(paths.open_data_file(str(root), add.path)))
+    data = _read_data_file(root, add.path)
     rows = data.num_rows
     columns: dict[str, pa.Array | pa.ChunkedArray] = {}
     for field in fields:
@@ -107,10 +106,39 @@ def _scan_file(
         if column is None:
             columns[name] = pa.nulls(rows, kind or pa.null())
         else:
-            columns[name] = column.cast(kind) if kind is not None else column
+            columns[name] = _cast(column, kind, root, add.path)
     table = pa.table(columns) if columns else pa.table({"_": pa.nulls(rows)}).drop(["_"])
     if add.deletion_vector is not None:
         deleted = deleted_rows(root, add.deletion_vector)
         keep = pa.array([i not in deleted for i in range(rows)], type=pa.bool_())
         table = table.filter(keep)
     return table
+
+
+def _read_data_file(root: Path, path: str) -> pa.Table:
+    """The rows of the data file at the log's ``path``, opened through the path rule
+    (PATH.DATA_FILE) and read into Arrow's memory, never a Python file pyarrow's threads call
+    back into (issue 33); bytes that are not Parquet are CorruptDataFileError."""
+    source = arrow_input.reader(paths.open_data_file(str(root), path))
+    try:
+        return pq.read_table(source)
+    except (pa.ArrowException, OSError) as exc:
+        raise CorruptDataFileError(
+            f"not a readable Parquet file: {str(exc)[:200]}", table=str(root), file=path
+        ) from None
+
+
+def _cast(
+    column: pa.ChunkedArray, kind: pa.DataType | None, root: Path, path: str
+) -> pa.ChunkedArray:
+    """``column`` as the table's ``kind``; a column that cannot be is CorruptDataFileError."""
+    if kind is None:
+        return column
+    try:
+        return column.cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise CorruptDataFileError(
+            f"a column does not fit the table's schema: {str(exc)[:200]}",
+            table=str(root),
+            file=path,
+        ) from None

@@ -7,6 +7,7 @@ from deltaspec.releases_table import (
     parse_release,
     writer_support,
 )
+from deltaspec.rules import rule
 
 from .actions import Metadata, Protocol
 from .profiles import Profile
@@ -23,6 +24,18 @@ _LEGACY_WRITER_FEATURES: tuple[tuple[int, str], ...] = (
     (5, "columnMapping"),
     (6, "identityColumns"),
 )
+
+
+@rule("ACTION.PROTOCOL_FEATURE_LISTS")
+def misplaced_feature_lists(protocol: Protocol) -> list[str]:
+    """The feature lists ``protocol`` holds at versions that have none (empty: well formed):
+    ``readerFeatures`` below reader version 3, ``writerFeatures`` below writer version 7."""
+    misplaced = []
+    if protocol.reader_features is not None and protocol.min_reader_version < TABLE_FEATURES_READER:
+        misplaced.append(f"readerFeatures at minReaderVersion {protocol.min_reader_version}")
+    if protocol.writer_features is not None and protocol.min_writer_version < TABLE_FEATURES_WRITER:
+        misplaced.append(f"writerFeatures at minWriterVersion {protocol.min_writer_version}")
+    return misplaced
 
 
 def supported_features(protocol: Protocol) -> frozenset[str]:

@@ -419,6 +419,8 @@ class _Writer(DataSourceArrowWriter):
                 "replaceWhere and partitionOverwriteMode=dynamic cannot both be set", table=root
             )
         txn = OptimisticTransaction(DeltaLog(root))
+        if txn.snapshot is None:
+            files.table_directory(root)  # on the driver: a task's error would be untyped
         self.read_version = txn.read_version
         self.skip = False
         if txn.snapshot is not None:

@@ -15,6 +15,7 @@ On S3 (``s3://``/``s3a://`` roots) nothing is staged: Spark writes each file at 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -29,6 +30,7 @@ from pyspark.sql import DataFrame
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import AddFile, PartitionValues
+from deltaspec.impl.errors import LogAccessError
 
 from . import final_names, object_files, s3a, stats
 from .errors import (
@@ -38,6 +40,22 @@ from .errors import (
 )
 
 STAGING_DIR = "_delta_staging"
+
+
+def table_directory(root: str) -> None:
+    """Create the local table root ``root`` where it is missing. A root that is a regular file
+    (or lies below one) holds no table and can hold none: LogAccessError naming it, before any
+    data is written, as the core impl's commit refuses it (PATH.REGULAR_FILES). An S3 root
+    has no directories to create."""
+    if object_files.is_s3(root):
+        return
+    try:
+        os.makedirs(root, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as refused:
+        reason = os.strerror(errno.ENOTDIR)
+        raise LogAccessError(
+            f"the table path is not a directory ({reason}: {refused.filename})", table=root
+        ) from None
 
 
 def safe_directory(root: str, parts: Sequence[str]) -> str:
@@ -253,7 +271,7 @@ def write_files(
     if object_files.is_s3(root):
         return _write_s3(df, root, partition_columns, leaves, data_change, not_null,
                          writer_options)  # fmt: skip
-    os.makedirs(root, exist_ok=True)
+    table_directory(root)
     safe_directory(root, [STAGING_DIR])
     staging = os.path.join(root, STAGING_DIR, str(uuid.uuid4()))
     writer = df.write.format("parquet").mode("errorifexists")

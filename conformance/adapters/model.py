@@ -31,6 +31,7 @@ from deltaspec.model.checkpoint import (
     tombstones,
     vacuum_deletes,
 )
+from deltaspec.model.features import misplaced_feature_lists
 from deltaspec.model.log import Log, TimestampOutOfRange, version_at_timestamp
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
 from deltaspec.model.predicates import parse
@@ -53,13 +54,19 @@ TABLE_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def _protocol(data: Json) -> Protocol:
+    """ValueError for feature lists at versions without table features (the model's
+    ``misplaced_feature_lists``, ACTION.PROTOCOL_FEATURE_LISTS)."""
     readers, writers = data.get("readerFeatures"), data.get("writerFeatures")
-    return Protocol(
+    protocol = Protocol(
         data["minReaderVersion"],
         data["minWriterVersion"],
         None if readers is None else frozenset(readers),
         None if writers is None else frozenset(writers),
     )
+    misplaced = misplaced_feature_lists(protocol)
+    if misplaced:
+        raise ValueError(f"a malformed protocol: {', '.join(misplaced)}")
+    return protocol
 
 
 def _dv_id(data: Json) -> str | None:

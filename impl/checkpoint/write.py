@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..actions import Protocol
-from ..errors import CorruptLogError, VersionExistsError
+from ..errors import CorruptLogError, NotRegularFileError, UnsafePathError, VersionExistsError
 from ..log import crashpoints
 from ..log.last_checkpoint import encode_last_checkpoint, write_last_checkpoint
 from ..log.listing import list_log
@@ -161,6 +161,8 @@ def _write_v1(
         log, names = log_of(log_or_store), [name for name, _ in pieces]
         try:
             _verify_written(log, version, names)
+        except (NotRegularFileError, UnsafePathError):
+            raise  # a directory or a link at the name is no torn checkpoint: never replaced
         except CorruptLogError:
             # torn by a writer that died on a store without atomic writes: replaced, atomically,
             # by this writer's whole copy of the same checkpoint, then read back again

@@ -23,6 +23,7 @@ from .actions import (
     decode_action,
     encode_action,
     make_commit_info,
+    misplaced_feature_lists,
 )
 from .commit import commit_bytes, decode_commit, encode_commit
 from .partition_values import decode_partition_value, encode_partition_value
@@ -49,5 +50,6 @@ __all__ = [
     "encode_path",
     "encode_stats",
     "make_commit_info",
+    "misplaced_feature_lists",
     "partition_directory",
 ]

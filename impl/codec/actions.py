@@ -228,8 +228,29 @@ COMMIT_INFO_FIELD_ORDER: Final = (
 """delta-spark's declaration order of the commitInfo fields (ACTION.COMMIT_INFO)."""
 
 
+_FEATURE_LISTS: Final = (
+    ("readerFeatures", "reader_features", "minReaderVersion", "min_reader_version", 3),
+    ("writerFeatures", "writer_features", "minWriterVersion", "min_writer_version", 7),
+)
+"""Each feature list with its version field and the first version that has table features."""
+_LISTS_NEED: Final = "readerFeatures need minReaderVersion 3, writerFeatures minWriterVersion 7"
+
+
+@rule("ACTION.PROTOCOL_FEATURE_LISTS")
+def misplaced_feature_lists(protocol: Protocol) -> list[str]:
+    """The feature lists ``protocol`` holds at versions without table features, as
+    ``"<list> at <version field> <n>"`` (empty: the protocol is well formed)."""
+    return [
+        f"{name} at {version_name} {getattr(protocol, version)}"
+        for name, attr, version_name, version, first in _FEATURE_LISTS
+        if getattr(protocol, attr) is not None and getattr(protocol, version) < first
+    ]
+
+
 def _decode_known(key: str, body: object) -> Action:
     action: Action = ACTION_TABLES[key].decode(key, json_object(key, body))
+    if type(action) is Protocol and (misplaced := misplaced_feature_lists(action)):
+        raise CorruptLogError(f"protocol with {' and '.join(misplaced)}: {_LISTS_NEED}")
     return action
 
 

@@ -20,7 +20,7 @@ from typing import BinaryIO, TypeVar
 
 from deltaspec.rules import rule
 
-from ..errors import UnsafePathError, UnsupportedLogStoreError
+from ..errors import NotRegularFileError, UnsafePathError, UnsupportedLogStoreError
 from . import crashpoints, regular_files
 from .atomic_files import (
     NO_HARD_LINKS,
@@ -50,8 +50,10 @@ from .store import (
 __all__ = ["LocalLogStore"]
 
 _Listed = TypeVar("_Listed")
-_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR})
-"""Errnos of a write the file system refuses for good (:meth:`LocalLogStore._refused_writes`)."""
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR})
+"""Errnos of a write the file system refuses for good (:meth:`LocalLogStore._refused_writes`):
+permission denied, a read-only file system, a directory on the way that is no directory, a
+directory where a file is to be replaced."""
 
 
 class LocalLogStore(LogStore):
@@ -121,7 +123,7 @@ class LocalLogStore(LogStore):
         return regular_files.read_regular(
             self._path(name),
             table=self._table_path,
-            version=leading_version(name),
+            version=_version_of(name),
             file=name,
             limit=LAST_CHECKPOINT_MAX_BYTES if name == LAST_CHECKPOINT else None,
         )
@@ -130,7 +132,7 @@ class LocalLogStore(LogStore):
         """``name`` opened for reading, under the same checks as :meth:`read`: what pyarrow
         gets instead of a path, so it never opens anything itself."""
         return regular_files.open_regular(
-            self._path(name), table=self._table_path, version=leading_version(name), file=name
+            self._path(name), table=self._table_path, version=_version_of(name), file=name
         )
 
     def exists(self, name: str) -> bool:
@@ -146,7 +148,7 @@ class LocalLogStore(LogStore):
         return UnsafePathError(
             "a symbolic link in the log is never followed (it could point outside the table)",
             table=self._table_path,
-            version=leading_version(name),
+            version=_version_of(name),
             file=name,
         )
 
@@ -236,7 +238,8 @@ class LocalLogStore(LogStore):
                         continue
                     if entry.stat(follow_symlinks=False).st_mtime_ns // 1_000_000 >= older_than_ms:
                         continue
-                    os.unlink(entry.path)
+                    with self._refused_writes(prefix + entry.name):
+                        os.unlink(entry.path)
                 except FileNotFoundError:
                     continue  # its writer (or another sweeper) removed it
                 swept.append(prefix + entry.name)
@@ -298,8 +301,7 @@ class LocalLogStore(LogStore):
             if durable:
                 fsync_dir(directory)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
+            _discard(temp)
 
     def _publish(self, name: str, temp: str, final: str) -> None:
         """Make the complete ``temp`` visible as ``final`` only if ``final`` does not exist:
@@ -350,12 +352,25 @@ class LocalLogStore(LogStore):
             if self._durable:
                 fsync_dir(self._log_dir)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
+            _discard(temp)
 
     def delete(self, name: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._path(name))
+        """Delete ``name`` if it exists; a directory at the name is never deleted
+        (NotRegularFileError, PATH.REGULAR_FILES), a deletion the file system refuses is
+        LogAccessError, both naming the table, the version and the file."""
+        path = self._path(name)
+        with self._refused_writes(name):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                return
+            except IsADirectoryError:
+                raise NotRegularFileError(
+                    "not a regular file (a directory): never deleted",
+                    table=self._table_path,
+                    version=_version_of(name),
+                    file=name,
+                ) from None
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -371,7 +386,7 @@ class LocalLogStore(LogStore):
             if exc.errno not in _REFUSED:
                 raise
             raise regular_files.access_error(
-                exc, table=self._table_path, version=leading_version(name), file=name
+                exc, table=self._table_path, version=_version_of(name), file=name
             ) from None
 
     def _ensure_dir(self, directory: str) -> None:
@@ -384,8 +399,25 @@ class LocalLogStore(LogStore):
         try:
             os.mkdir(directory)
         except FileExistsError:
-            if not os.path.isdir(directory):
-                raise
+            if not os.path.isdir(directory):  # a file, FIFO or dangling link in the way
+                raise NotADirectoryError(
+                    errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory
+                ) from None
             return
         if self._durable:
             fsync_dir(parent)
+
+
+def _version_of(name: str) -> int | None:
+    """The version a log file's name starts with, a sidecar's (``_sidecars/<v>.checkpoint...``)
+    included; None for a name that starts with none (``_last_checkpoint``)."""
+    return leading_version(name.rpartition("/")[2])
+
+
+def _discard(temp: str) -> None:
+    """Remove a temporary file if it is there. A removal that fails never hides what happened
+    before it: a read-only file system refuses even the removal of a file that was never created
+    (EROFS, not ENOENT), and a temporary file left behind is hidden from listings and swept later
+    (:meth:`LocalLogStore.sweep_temp_files`)."""
+    with contextlib.suppress(OSError):
+        os.unlink(temp)

@@ -40,8 +40,14 @@ from ..errors import (
 from ..log.listing import CheckpointFiles
 from ..log.names import sidecar_name
 from ..log.store import FileInfo, LogStore
+from .checkpoint_checks import (
+    NonFileActions,
+    check_action_kinds,
+    check_one_action_per_row,
+    check_required,
+)
 from .file_checks import check_file_table
-from .keys import refuse_duplicate_keys
+from .keys import refuse_duplicate_keys, refuse_live_tombstones
 from .layouts import (
     FILE_COLUMNS,
     NON_FILE_COLUMNS,
@@ -85,11 +91,11 @@ def _missing(store: LogStore, name: str, version: int) -> UnusableCheckpoint:
 
 def _wanted_columns(parquet: pq.ParquetFile, files_only: bool) -> list[str]:
     """The action columns of a checkpoint Parquet file that matter here; ValueError for an
-    action column that is not a struct (skipping it would silently drop its actions)."""
+    action field of another kind than the protocol's (skipping or casting it would silently
+    drop or change its actions)."""
+    check_action_kinds(parquet.schema_arrow)
     columns: list[str] = []
     for top in parquet.schema_arrow:
-        if top.name in (*FILE_COLUMNS, *NON_FILE_COLUMNS) and not pa.types.is_struct(top.type):
-            raise ValueError(f"column {top.name!r} is {top.type}, not a struct")
         if top.name in FILE_COLUMNS:
             wanted = {c.delta for c in FILE_COLUMNS[top.name]}
             if top.name == "add":
@@ -108,13 +114,15 @@ def _read_parquet(
         # pyarrow gets a file the store opened under PATH.REGULAR_FILES, never a path, read
         # into Arrow's memory here: never a Python file its threads call back into (issue 33)
         parquet = pq.ParquetFile(arrow_input.reader(store.open_file(name)))
-        return parquet.read(columns=_wanted_columns(parquet, files_only))
+        table = parquet.read(columns=_wanted_columns(parquet, files_only))
+        check_one_action_per_row(table)
+        return table
     except FileNotFoundError:
         raise _missing(store, name, version) from None
     except UnsafePathError:
         raise
     except DeltaError as refused:  # not a regular file, not readable
-        raise UnusableCheckpoint(refused) from None
+        raise UnusableCheckpoint(refused.located(version)) from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise UnusableCheckpoint(
             CorruptLogError(
@@ -136,11 +144,21 @@ class _Parts:
     sidecars: list[Sidecar] = field(default_factory=list)
     json_adds: list[AddFile] = field(default_factory=list)
     json_removes: list[RemoveFile] = field(default_factory=list)
+    non_file: NonFileActions = field(default_factory=NonFileActions)
 
     def add_file_tables(self, table: pa.Table) -> None:
         for kind, tables in self.file_tables.items():
             if kind in table.column_names:
+                check_required(table.column(kind), kind)
                 tables.append(struct_column_to_table(table.column(kind), kind))
+
+    def take(self, action: Action, state: ReplayState) -> None:
+        """A non-file action of the checkpoint (CHECKPOINT.CONTENTS: each once)."""
+        self.non_file.take(action)
+        if isinstance(action, Sidecar):
+            self.sidecars.append(action)
+        else:
+            state.apply_non_file(action)
 
 
 def _read_json_part(
@@ -159,10 +177,8 @@ def _read_json_part(
             parts.json_adds.append(action)
         elif isinstance(action, RemoveFile):
             parts.json_removes.append(action)
-        elif isinstance(action, Sidecar):
-            parts.sidecars.append(action)
         else:
-            state.apply_non_file(action)
+            parts.take(action, state)
 
 
 def _read_parquet_part(
@@ -171,10 +187,7 @@ def _read_parquet_part(
     """A classic checkpoint, a part of a multi-part one, or a v2 checkpoint's Parquet file."""
     table = _read_parquet(store, info.name, version)
     for action in non_file_actions(table):
-        if isinstance(action, Sidecar):
-            parts.sidecars.append(action)
-        else:
-            state.apply_non_file(action)
+        parts.take(action, state)
     parts.add_file_tables(table)
 
 
@@ -198,6 +211,8 @@ def _file_tables(store: LogStore, cp: CheckpointFiles, parts: _Parts) -> dict[st
             out[kind] = pa.concat_tables(_same_stats_parsed(checked), promote_options="default")
     if "add" in out:
         refuse_duplicate_keys(out["add"], store.table_path, cp.version, first)
+        if "remove" in out:
+            refuse_live_tombstones(out["add"], out["remove"], store.table_path, cp.version, first)
     return out
 
 
@@ -225,6 +240,7 @@ def _read_checkpoint_files(store: LogStore, cp: CheckpointFiles) -> ReplayState:
             _read_json_part(store, info, cp.version, state, parts)
         else:
             _read_parquet_part(store, info, cp.version, state, parts)
+    parts.non_file.check_version(cp.version)
     state.cacheable = not parts.sidecars
     tables = _file_tables(store, cp, parts)
     if "add" in tables:
@@ -280,28 +296,40 @@ def _rows(table: pa.Table, column: str) -> list[dict[str, Any]]:
     return cast(list[dict[str, Any]], values.filter(pc.is_valid(values)).to_pylist())
 
 
+def _required(row: dict[str, Any], action: str, *names: str) -> None:
+    """ValueError for a row of ``action`` that leaves a field the protocol requires null."""
+    missing = [name for name in names if row.get(name) is None]
+    if missing:
+        raise ValueError(f"{action} without {', '.join(missing)}")
+
+
 def _protocol(row: dict[str, Any]) -> Protocol:
+    _required(row, "protocol", "minReaderVersion", "minWriterVersion")
     readers = row.get("readerFeatures")
     writers = row.get("writerFeatures")
-    return Protocol(
+    protocol = Protocol(
         min_reader_version=int(row["minReaderVersion"]),
         min_writer_version=int(row["minWriterVersion"]),
         reader_features=None if readers is None else tuple(readers),
         writer_features=None if writers is None else tuple(writers),
     )
+    misplaced = codec.misplaced_feature_lists(protocol)
+    if misplaced:  # ACTION.PROTOCOL_FEATURE_LISTS
+        raise ValueError(f"protocol: {' and '.join(misplaced)}")
+    return protocol
 
 
 def _metadata(row: dict[str, Any]) -> Metadata:
-    if not isinstance(row.get("id"), str):
-        raise ValueError("a metaData row without id")
-    fmt = row.get("format") or {}
+    _required(row, "metaData", "id", "format", "partitionColumns")
+    fmt = row["format"]
+    _required(fmt, "metaData.format", "provider")
     return Metadata(
         id=row["id"],
-        schema_string=row["schemaString"],
-        partition_columns=tuple(row.get("partitionColumns") or ()),
+        schema_string=row.get("schemaString") or "",
+        partition_columns=tuple(row["partitionColumns"]),
         configuration={k: v for k, v in (row.get("configuration") or ())},
         format=Format(
-            provider=fmt.get("provider") or "parquet",
+            provider=fmt["provider"],
             options={k: v for k, v in (fmt.get("options") or ())},
         ),
         name=row.get("name"),
@@ -311,28 +339,32 @@ def _metadata(row: dict[str, Any]) -> Metadata:
 
 
 def _txn(row: dict[str, Any]) -> SetTransaction:
+    _required(row, "txn", "appId", "version")
     return SetTransaction(
         app_id=row["appId"], version=int(row["version"]), last_updated=row.get("lastUpdated")
     )
 
 
 def _domain(row: dict[str, Any]) -> DomainMetadata:
+    _required(row, "domainMetadata", "domain", "configuration")
     return DomainMetadata(
         domain=row["domain"],
-        configuration=row.get("configuration") or "",
+        configuration=row["configuration"],
         removed=bool(row.get("removed")),
     )
 
 
 def _checkpoint_metadata(row: dict[str, Any]) -> CheckpointMetadata:
+    _required(row, "checkpointMetadata", "version")
     return CheckpointMetadata(version=int(row["version"]), tags=tags_map(row.get("tags")))
 
 
 def _sidecar(row: dict[str, Any]) -> Sidecar:
+    _required(row, "sidecar", "path", "sizeInBytes", "modificationTime")
     return Sidecar(
         path=row["path"],
-        size_in_bytes=int(row.get("sizeInBytes") or 0),
-        modification_time=int(row.get("modificationTime") or 0),
+        size_in_bytes=int(row["sizeInBytes"]),
+        modification_time=int(row["modificationTime"]),
         tags=tags_map(row.get("tags")),
     )
 
@@ -349,11 +381,8 @@ _DECODERS: tuple[tuple[str, Callable[[dict[str, Any]], Action]], ...] = (
 
 
 def non_file_actions(table: pa.Table) -> Iterable[Action]:
-    """The non-file actions of a checkpoint Parquet table, in column order (CHECKPOINT.CONTENTS).
-    ValueError for a checkpoint with more than one protocol or metaData row (not a state)."""
-    for column in ("protocol", "metaData"):
-        if len(_rows(table, column)) > 1:
-            raise ValueError(f"the checkpoint holds {column} more than once")
+    """The non-file actions of a checkpoint Parquet table, in column order (CHECKPOINT.CONTENTS);
+    ValueError for a row without a field the protocol requires."""
     for column, decode in _DECODERS:
         for row in _rows(table, column):
             yield decode(row)

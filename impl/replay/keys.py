@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from ..errors import CorruptLogError
 from .selection import select_table
 
-__all__ = ["drop_keys", "refuse_duplicate_keys", "table_keys"]
+__all__ = ["drop_keys", "refuse_duplicate_keys", "refuse_live_tombstones", "table_keys"]
 
 
 def _dv_key(row: dict[str, Any] | None) -> str | None:
@@ -66,3 +66,23 @@ def refuse_duplicate_keys(adds: pa.Table, table: str, version: int, file: str) -
                 file=file,
             )
         seen.add(key)
+
+
+def refuse_live_tombstones(
+    adds: pa.Table, removes: pa.Table, table: str, version: int, file: str
+) -> None:
+    """A checkpoint holds a file key as a live file or as a tombstone, never both
+    (CHECKPOINT.CONTENTS: the reconciled state): which one it meant cannot be told."""
+    # the tombstones are hashed (usually the fewer rows), the live files only probed
+    hit = pc.is_in(adds.column("path"), value_set=pc.unique(removes.column("path")))
+    if not pc.any(hit).as_py():
+        return
+    tombstones = set(table_keys(removes))
+    for key in table_keys(adds.filter(hit)):
+        if key in tombstones:
+            raise CorruptLogError(
+                f"the checkpoint holds file {key[0][:200]!r} as live and as removed",
+                table=table,
+                version=version,
+                file=file,
+            )

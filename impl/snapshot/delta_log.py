@@ -78,6 +78,15 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _is_path(table_root: object) -> bool:
+    """Whether ``table_root`` can name a directory: a non-empty str or os.PathLike with no NUL
+    (which no file system takes, and which os functions refuse with a raw ValueError)."""
+    if not isinstance(table_root, str | os.PathLike):
+        return False
+    text = os.fspath(table_root)
+    return isinstance(text, str) and text != "" and "\x00" not in text
+
+
 class DeltaLog:
     """The log of one table: listing, commits, snapshots (CHECKPOINT.READ, SNAPSHOT.*).
 
@@ -107,9 +116,10 @@ class DeltaLog:
         cache: bool = True,
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
-        if store is None and (not isinstance(table_root, str | os.PathLike) or not str(table_root)):
+        if store is None and not _is_path(table_root):
             raise InvalidArgumentError(
-                f"a table root is a non-empty path (str or os.PathLike), not {table_root!r:.80}"
+                "a table root is a non-empty path (str or os.PathLike) without a NUL character, "
+                f"not {table_root!r:.80}"
             )
         if store is None:
             store = log_store_for(table_root, storage_options)

@@ -28,7 +28,7 @@ from .. import codec
 from ..actions import AddFile, DeletionVector, RemoveFile
 from ..codec.roaring import check_inline_vector
 from ..codec.z85 import z85_decode
-from ..errors import CorruptLogError, UnsafePathError
+from ..errors import CorruptLogError, DataFileNotFoundError, UnsafePathError
 from ..log.regular_files import check_real_dirs, open_regular
 
 __all__ = [
@@ -198,7 +198,7 @@ def check_file_action(
 def open_data_file(table_root: str, path: str, *, version: int | None = None) -> BinaryIO:
     """The data or deletion-vector file a log ``path`` names, opened for reading through the
     whole resolver: PATH.DATA_FILE (UnsafePathError for a path the rule refuses),
-    PATH.NO_SYMLINKS, PATH.REGULAR_FILES."""
+    PATH.NO_SYMLINKS, PATH.REGULAR_FILES; a file that is not there is DataFileNotFoundError."""
     try:
         relative = resolve_data_path(table_root, path)
     except ValueError as exc:
@@ -206,7 +206,12 @@ def open_data_file(table_root: str, path: str, *, version: int | None = None) ->
             f"path {path[:200]!r}: {exc}", table=table_root, version=version, file=path[:200]
         ) from None
     location = data_file(table_root, relative, version=version)
-    return open_regular(location, table=table_root, version=version, file=relative)
+    try:
+        return open_regular(location, table=table_root, version=version, file=relative)
+    except FileNotFoundError:
+        raise DataFileNotFoundError(
+            "a file the table names is not there", table=table_root, version=version, file=relative
+        ) from None
 
 
 def deletion_vector_location(dv: DeletionVector) -> str | None:

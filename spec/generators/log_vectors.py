@@ -296,6 +296,25 @@ def action_format_vectors() -> list[Json]:
                       protocol={"minReaderVersion": 1, "minWriterVersion": 3})],
         ),
         vector(
+            "action/protocol-metadata/reader-features-below-reader-version-3",
+            "readerFeatures in a protocol of reader version 2 (an empty list too) is a malformed "
+            "protocol: the commit holding it is corrupt; the version before it reads.",
+            ["ACTION.PROTOCOL_FEATURE_LISTS", "ACTION.PROTOCOL"],
+            {name(0): create(add("a")),
+             name(1): [info("SET TBLPROPERTIES", False), protocol(2, 5, readerFeatures=[])]},
+            [{"version": None, "error": "CORRUPT_LOG_FILE"}, snapshot(0, ["a"])],
+        ),
+        vector(
+            "action/protocol-metadata/writer-features-below-writer-version-7",
+            "writerFeatures in a protocol of writer version 2 is a malformed protocol: the commit "
+            "holding it is corrupt; the version before it reads.",
+            ["ACTION.PROTOCOL_FEATURE_LISTS", "ACTION.PROTOCOL"],
+            {name(0): create(add("a")),
+             name(1): [info("SET TBLPROPERTIES", False),
+                       protocol(1, 2, writerFeatures=["appendOnly", "invariants"])]},
+            [{"version": None, "error": "CORRUPT_LOG_FILE"}, snapshot(0, ["a"])],
+        ),
+        vector(
             "action/add-remove/reconcile-and-re-add",
             "A remove ends a file's life and leaves a tombstone; adding the path again makes it "
             "live and drops the tombstone.",

@@ -69,6 +69,25 @@ def test_vector_file_layout(tmp_path: Path) -> None:
     assert (first.storage_type, first.cardinality, second.cardinality) == ("u", 1, 2)
 
 
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+
+
+@pytest.mark.rules("DV.WRITE")
+@pytest.mark.parametrize("damage", ["a byte of the bitmap", "the CRC", "the size"])
+def test_a_vector_file_that_does_not_check_out_is_corrupt(tmp_path: Path, damage: str) -> None:
+    """delta-spark checks the stored size against ``sizeInBytes`` and the CRC-32 against the
+    bytes; a mismatch was read as if it were the vector."""
+    (dv,) = dvs.write_deletion_vectors(str(tmp_path), [{2, 7}])
+    (written,) = tmp_path.glob("deletion_vector_*.bin")
+    data = written.read_bytes()
+    at = {"a byte of the bitmap": 5 + dv.size_in_bytes - 1, "the CRC": len(data) - 1, "the size": 4}
+    written.write_bytes(_flip(data, at[damage]))
+    with pytest.raises(errors.CorruptLogError) as corrupt:
+        dvs.deleted_rows(tmp_path, dv)
+    assert (corrupt.value.table, corrupt.value.file) == (str(tmp_path), written.name)
+
+
 def _add(path: str, records: int) -> AddFile:
     stats = json.dumps({"numRecords": records, "minValues": {"id": 0}, "tightBounds": True})
     return AddFile(

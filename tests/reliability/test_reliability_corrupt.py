@@ -579,6 +579,10 @@ MALFORMED: tuple[BadInput, ...] = (
               "writerFeatures": ["catalogManaged"]}, UnsupportedProtocolError),
             ({"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": [1],
               "writerFeatures": []}, CorruptLogError),
+            ({"minReaderVersion": 2, "minWriterVersion": 5, "readerFeatures": ["columnMapping"]},
+             CorruptLogError),
+            ({"minReaderVersion": 1, "minWriterVersion": 2, "writerFeatures": []},
+             CorruptLogError),
         )
     ),
     *(
@@ -725,6 +729,12 @@ ROW_EDITS: tuple[tuple[str, Callable[[list[dict[str, Any]]], None], type[DeltaEr
      CorruptLogError),
     ("metaData without id", lambda rows: first(rows, "metaData")["metaData"].update(id=None),
      CorruptLogError),
+    ("readerFeatures at reader version 2",
+     lambda rows: first(rows, "protocol")["protocol"].update(
+         minReaderVersion=2, minWriterVersion=5, readerFeatures=["columnMapping"]),
+     CorruptLogError),
+    ("writerFeatures at writer version 2",
+     lambda rows: first(rows, "protocol")["protocol"].update(writerFeatures=[]), CorruptLogError),
     ("add with undecodable path",
      lambda rows: first(rows, "add")["add"].update(path="p=a/x%zz.parquet"), UnsafePathError),
     ("add with absolute path outside",
@@ -741,6 +751,42 @@ ROW_EDITS: tuple[tuple[str, Callable[[list[dict[str, Any]]], None], type[DeltaEr
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "i", "pathOrInlineDv": z85_encode(_ROWS_1_2), "offset": None,
          "sizeInBytes": len(_ROWS_1_2), "cardinality": 5, "maxRowIndex": None}), CorruptLogError),
+    ("row holding an add and a remove", lambda rows: first(rows, "add").update(
+        remove={"path": "p=a/other.parquet", "deletionTimestamp": 1, "dataChange": True}),
+     CorruptLogError),
+    ("row holding the protocol and the metaData", lambda rows: (
+        first(rows, "protocol").update(metaData=first(rows, "metaData")["metaData"]),
+        rows.remove(next(r for r in rows if r["metaData"] and not r["protocol"]))),
+     CorruptLogError),
+    ("add without partitionValues",
+     lambda rows: first(rows, "add")["add"].update(partitionValues=None), CorruptLogError),
+    ("add without modificationTime",
+     lambda rows: first(rows, "add")["add"].update(modificationTime=None), CorruptLogError),
+    ("add without dataChange",
+     lambda rows: first(rows, "add")["add"].update(dataChange=None), CorruptLogError),
+    ("add with a deletion vector of null fields",
+     lambda rows: first(rows, "add")["add"].update(deletionVector={
+         "storageType": None, "pathOrInlineDv": None, "offset": None, "sizeInBytes": None,
+         "cardinality": None, "maxRowIndex": None}), CorruptLogError),
+    ("a live file also a tombstone", lambda rows: rows.append({"remove": {
+        "path": first(rows, "add")["add"]["path"], "deletionTimestamp": 1, "dataChange": True}}),
+     CorruptLogError),
+    ("metaData without format",
+     lambda rows: first(rows, "metaData")["metaData"].update(format=None), CorruptLogError),
+    ("metaData without partitionColumns",
+     lambda rows: first(rows, "metaData")["metaData"].update(partitionColumns=None),
+     CorruptLogError),
+    ("txn without appId", lambda rows: rows.append(
+        {"txn": {"appId": None, "version": 1, "lastUpdated": 1}}), CorruptLogError),
+    ("two txn rows of one app id", lambda rows: rows.extend(
+        [{"txn": {"appId": "a", "version": v, "lastUpdated": 1}} for v in (1, 2)]),
+     CorruptLogError),
+    ("domainMetadata without domain", lambda rows: rows.append(
+        {"domainMetadata": {"domain": None, "configuration": "", "removed": False}}),
+     CorruptLogError),
+    ("two domainMetadata rows of one domain", lambda rows: rows.extend(
+        [{"domainMetadata": {"domain": "d", "configuration": c, "removed": False}}
+         for c in ("1", "2")]), CorruptLogError),
     ("add with DV u prefix ../",
      lambda rows: first(rows, "add")["add"].update(deletionVector={
          "storageType": "u", "pathOrInlineDv": "../" + "0" * 20, "offset": 1,
@@ -862,7 +908,7 @@ def good_table(root: Path) -> None:
 @pytest.mark.rules("LOG.COMMIT_FILE_NAME", "LOG.CONTIGUITY", "CHECKPOINT.READ",
                    "CHECKPOINT.LAST_CHECKPOINT", "SNAPSHOT.PROTOCOL_METADATA", "PATH.DATA_FILE",
                    "PATH.NO_SYMLINKS", "PATH.REGULAR_FILES", "SNAPSHOT.CANONICAL_PATH",
-                   "CHECKPOINT.CONTENTS")  # fmt: skip
+                   "CHECKPOINT.CONTENTS", "ACTION.PROTOCOL_FEATURE_LISTS")  # fmt: skip
 @pytest.mark.parametrize("bad", CATALOG, ids=[f"{group_of(bad)}: {bad.name}" for bad in CATALOG])
 def test_bad_input(tmp_path: Path, bad: BadInput) -> None:
     root, outside = tmp_path / "table", tmp_path / "outside"

@@ -441,10 +441,18 @@ def _bad_adds() -> list[tuple[str, Any]]:
         ("reader version 4", Protocol(4, 7, (), _KEPT)),
         ("writer version 8", Protocol(1, 8, None, _KEPT)),
         ("unknown writer feature", Protocol(1, 7, None, (*_KEPT, "fromTheFuture"))),
+        ("readerFeatures at reader version 2", Protocol(2, 2, ("columnMapping",), None)),
+        ("writerFeatures at writer version 2", Protocol(1, 2, None, _KEPT)),
     ]  # fmt: skip
 
 
-@pytest.mark.rules("TXN.WRITE_BOUNDARY", "ACTION.ADD", "ACTION.PROTOCOL", "ACTION.METADATA")
+@pytest.mark.rules(
+    "TXN.WRITE_BOUNDARY",
+    "ACTION.ADD",
+    "ACTION.PROTOCOL",
+    "ACTION.METADATA",
+    "ACTION.PROTOCOL_FEATURE_LISTS",
+)
 @pytest.mark.parametrize(("name", "action"), _bad_adds(), ids=[n for n, _ in _bad_adds()])
 def test_the_writer_refuses_what_its_reader_refuses(tmp_path: Path, name: str, action: Any) -> None:
     root = tmp_path / "t"

@@ -13,7 +13,11 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from deltaspec.impl import codec
 from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.errors import AppendOnlyViolationError, UnsupportedFeatureError
+from deltaspec.impl.errors import (
+    AppendOnlyViolationError,
+    LogAccessError,
+    UnsupportedFeatureError,
+)
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.time_travel import TimestampGreaterThanCommitError
 from deltaspec.spark import (
@@ -22,6 +26,7 @@ from deltaspec.spark import (
     read_table,
     write_delta,
 )
+from deltaspec.spark.datasource import register
 from deltaspec.spark.errors import (
     CheckConstraintViolationError,
     DataChangeFalseError,
@@ -81,6 +86,27 @@ def test_error_if_exists_is_the_default_and_ignore_skips(spark, tmp_path):
     assert ignored.version is None and ignored.skipped == "ignore"
     assert DeltaLog(str(root)).latest_version() == 0
     assert _rows(spark, root) == [(1, "a", "x")]
+
+
+@pytest.mark.rules("PATH.REGULAR_FILES")
+def test_a_table_path_that_is_a_regular_file_is_a_typed_error_naming_it(spark, tmp_path):
+    """Issue 48: the write made its data files' directory with os.makedirs and raised a raw
+    FileExistsError; now LogAccessError naming the table path, before any data is written, from
+    the DataFrame writer and from format("deltaspec") (whose errors reach PySpark as the facade's
+    exceptions, error class first) alike, and the file is left as it was."""
+    register(spark)
+    blocker = tmp_path / "a-file"
+    blocker.write_bytes(b"not a table")
+    df = _df(spark, [(1, "a", "x")])
+    for root in (blocker, blocker / "below"):
+        with pytest.raises(LogAccessError) as refused:
+            DeltaWriter(df).mode("append").save(root)
+        assert refused.value.table == str(root)
+        assert "not a directory" in refused.value.message
+        with pytest.raises(Exception, match=r"DELTA_LOG_ACCESS_ERROR.*not a directory"):
+            df.write.format("deltaspec").mode("append").save(str(root))
+        assert blocker.read_bytes() == b"not a table"
+        assert os.listdir(tmp_path) == ["a-file"]
 
 
 def test_overwrite_reads_the_whole_table(spark, tmp_path):

@@ -18,6 +18,7 @@ from . import (
     matrix,
     mutants,
     oracle,
+    outputs,
     spec,
 )
 
@@ -37,8 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SETUP_ERROR = 2
+"""The exit code of a usage or set-up error, the same for every command."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = outputs.unwritable(args)
+    if problem is not None:
+        return _setup_error(args, problem)
     try:
         code: int = args.run(args)
     except ImportError as error:
@@ -47,9 +55,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = missing_extra(error)
         if message is None:
             raise
-        print(f"deltaspec {args.command}: {message}", file=sys.stderr)
-        return 2
+        return _setup_error(args, message)
+    except OSError as error:
+        failed = outputs.failed_output(error, args)
+        if failed is None:
+            raise
+        return _setup_error(args, failed)
     return code
+
+
+def _setup_error(args: argparse.Namespace, message: str) -> int:
+    print(f"deltaspec {args.command}: {message}", file=sys.stderr)
+    return SETUP_ERROR
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus_args import add_corpus_arguments
+from .outputs import add_output
 
 STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
 STORES = ("local", "s3", "azure")
@@ -37,10 +38,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="where the race, services and machine stages keep the log: local "
                         "files (default), or an S3 (moto) or Azure Blob (Azurite) server this "
                         "command starts on loopback and stops")  # fmt: skip
-    parser.add_argument("--regressions", type=Path, metavar="DIR",
-                        help="where a state-machine divergence is written as a vector")  # fmt: skip
-    parser.add_argument("--report", type=Path, default=Path("deltaspec-check.json"),
-                        help="the JSON report (default deltaspec-check.json)")  # fmt: skip
+    add_output(parser, "--regressions", directory=True, metavar="DIR",
+               help="where a state-machine divergence is written as a vector")  # fmt: skip
+    add_output(parser, "--report", default=Path("deltaspec-check.json"),
+               help="the JSON report (default deltaspec-check.json)")  # fmt: skip
     parser.add_argument("--require-stages", action="store_true",
                         help="fail when a chosen stage (or the fixtures suite) could not run "
                         "here, instead of passing with it named as skipped (for CI)")  # fmt: skip

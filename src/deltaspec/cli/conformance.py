@@ -20,6 +20,7 @@ from deltaspec.conformance.harness.gate import EXIT_CODES
 from deltaspec.conformance.harness.selection import Selection
 
 from .corpus_args import add_corpus_arguments, add_directories
+from .outputs import add_output
 
 if TYPE_CHECKING:
     from deltaspec.conformance.harness.suites import Report
@@ -48,8 +49,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add("--known-issues", type=Path, metavar="FILE",
         help="known issues (default conformance/harness/known_issues/<adapter>.json)")  # fmt: skip
     add("--strict", action="store_true", help="spurious conflicts and wrong kinds fail too")
-    add("--json", type=Path, metavar="PATH", help="write the JSON report")
-    add("--markdown", type=Path, metavar="PATH", help="write a markdown report")
+    add_output(parser, "--json", metavar="PATH", help="write the JSON report")
+    add_output(parser, "--markdown", metavar="PATH", help="write a markdown report")
     _add_gate_arguments(parser)
     return parser
 
@@ -72,9 +73,9 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     add("--profile", metavar="RELEASE",
         help="judge an engine following this delta-spark release (e.g. 3.1.0): vectors of other "
         "releases, and rules that do not hold at it, are skipped")  # fmt: skip
-    add("--trace", type=Path, metavar="DIR",
-        help="write each failing vector's adapter calls as bridge messages")  # fmt: skip
-    add("--junit", type=Path, metavar="PATH", help="write JUnit XML")
+    add_output(parser, "--trace", directory=True, metavar="DIR",
+               help="write each failing vector's adapter calls as bridge messages")  # fmt: skip
+    add_output(parser, "--junit", metavar="PATH", help="write JUnit XML")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .outputs import add_output
+
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
@@ -37,14 +39,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add("--max-states", type=int, help="stop after this many distinct states")
     add("--max-commit-attempts", type=int, metavar="N",
         help="maxCommitAttempts (RETRY.MAX_ATTEMPTS)")  # fmt: skip
-    add("--export", type=Path, metavar="DIR",
-        help="write the terminal interleavings as tiered scenario vectors")  # fmt: skip
+    add_output(parser, "--export", directory=True, metavar="DIR",
+               help="write the terminal interleavings as tiered scenario vectors")  # fmt: skip
     add("--export-limit", type=int, default=2000, metavar="N",
         help="at most N vectors: a deterministic cover (default 2000)")  # fmt: skip
-    add("--regressions", type=Path, metavar="DIR",
-        help="where a violation's vector is written (default: explore-regressions/ in the "
-        "cache, $DELTASPEC_CACHE or ~/.cache/deltaspec; never the current directory)")  # fmt: skip
-    add("--json", metavar="PATH", help="write a JSON report")
+    add_output(parser, "--regressions", directory=True, metavar="DIR",
+               help="where a violation's vector is written (default: explore-regressions/ in "
+               "the cache, $DELTASPEC_CACHE or ~/.cache/deltaspec; never the current "
+               "directory)")  # fmt: skip
+    add_output(parser, "--json", metavar="PATH", help="write a JSON report")
     add("--quiet", action="store_true", help="no progress on stderr")
     return parser
 

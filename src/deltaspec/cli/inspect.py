@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .outputs import add_output
+
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
@@ -14,7 +16,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("path", help="the table's root directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
+    add_output(parser, "--dot", metavar="FILE", help="write the commit graph as Graphviz DOT")
     return parser
 
 

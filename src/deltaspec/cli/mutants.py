@@ -12,6 +12,8 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .outputs import add_output
+
 if TYPE_CHECKING:
     from deltaspec.conformance.oracle.catalog import Mutant
     from deltaspec.conformance.oracle.mutants import MutantResult
@@ -39,7 +41,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--own-stage", action="store_true",
                         help="run each mutant only on the stage recorded as killing it "
                              "(its killed_by): the quick check the tests make")  # fmt: skip
-    parser.add_argument("--json", metavar="PATH", help="write a JSON report")
+    add_output(parser, "--json", metavar="PATH", help="write a JSON report")
     return parser
 
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .outputs import add_output
+
 ORACLE_NEEDS = frozenset({"actions", "checkpoint", "time_travel"})
 
 
@@ -22,9 +24,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--adapter", default="impl",
                         help="checked against the model: impl (default) or any adapter with "
                         "actions, checkpoint and time_travel, e.g. cmd:PROGRAM")  # fmt: skip
-    parser.add_argument("--regressions", type=Path, metavar="DIR",
-                        help="where a failing run's trace is written as a vector")  # fmt: skip
-    parser.add_argument("--json", metavar="PATH", help="write a JSON report")
+    add_output(parser, "--regressions", directory=True, metavar="DIR",
+               help="where a failing run's trace is written as a vector")  # fmt: skip
+    add_output(parser, "--json", metavar="PATH", help="write a JSON report")
     return parser
 
 

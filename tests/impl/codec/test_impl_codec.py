@@ -329,6 +329,43 @@ def _corrupt(data: bytes) -> CorruptLogError:
 GOOD = b'{"commitInfo":{"timestamp":1}}\n'
 
 
+MISPLACED_LISTS = {
+    "readerFeatures at reader version 2": (2, 5, "[]", None),
+    "readerFeatures at reader version 1": (1, 7, '["deletionVectors"]', '["deletionVectors"]'),
+    "writerFeatures at writer version 6": (1, 6, None, '["identityColumns"]'),
+    "both lists at (1, 2)": (1, 2, "[]", "[]"),
+}
+
+
+@pytest.mark.rules("ACTION.PROTOCOL_FEATURE_LISTS")
+@pytest.mark.parametrize("protocol", MISPLACED_LISTS.values(), ids=list(MISPLACED_LISTS))
+def test_feature_lists_at_versions_without_table_features_are_corrupt(
+    protocol: tuple[int, int, str | None, str | None],
+) -> None:
+    reader, writer, readers, writers = protocol
+    body = f'"minReaderVersion":{reader},"minWriterVersion":{writer}'
+    body += "" if readers is None else f',"readerFeatures":{readers}'
+    body += "" if writers is None else f',"writerFeatures":{writers}'
+    error = _corrupt(GOOD + b'{"protocol":{' + body.encode() + b"}}\n")
+    assert "line 2: protocol with " in error.message
+    decoded = Protocol(reader, writer, None if readers is None else tuple(json.loads(readers)))
+    assert codec.misplaced_feature_lists(decoded) == (
+        [] if readers is None else [f"readerFeatures at minReaderVersion {reader}"]
+    )
+
+
+@pytest.mark.rules("ACTION.PROTOCOL_FEATURE_LISTS")
+@pytest.mark.parametrize("protocol", [(3, 7, (), ()), (1, 7, None, ()), (1, 2, None, None),
+                                      (99, 7, (), ())])  # fmt: skip
+def test_feature_lists_at_table_features_versions_and_no_lists_decode(
+    protocol: tuple[int, int, tuple[str, ...] | None, tuple[str, ...] | None],
+) -> None:
+    action = Protocol(*protocol)
+    assert codec.decode_commit(
+        (codec.encode_action(action) + "\n").encode(), table="t", version=0, file="f"
+    ) == [action]  # fmt: skip
+
+
 @pytest.mark.rules("ACTION.LINE_FORMAT")
 def test_truncated_json_line_is_corrupt() -> None:
     error = _corrupt(GOOD + b'\n{"add":{"path":"a","partitionValues":{')
