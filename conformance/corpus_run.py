@@ -120,6 +120,7 @@ def _scenario_suite(
 ) -> tuple[tuple[list[CaseResult], list[CaseResult]], frozenset[str]]:
     """The scenario vectors chosen: (run, declined for ``--profile``) and the capabilities."""
     from .harness.scenarios import load_scenarios
+    from .harness.suites import cite
 
     vectors = [
         v
@@ -131,7 +132,7 @@ def _scenario_suite(
         declined, vectors = _declined_for_release(vectors, options.gate.profile)
     stop = partial(_fails, known, corpus.strict) if options.stop_at_first_failure else None
     results, capabilities = _scenario_results(adapter, vectors, options, stop)
-    return (results, declined), capabilities
+    return (cite(results, vectors), cite(declined, vectors)), capabilities
 
 
 def _fails(known: dict[str, KnownIssue], strict: bool, result: CaseResult) -> bool:
@@ -248,7 +249,7 @@ def _read_suite(
         ]
         vectors = _for_profile(chosen, options)
         progress = suites.Progress("logs", len(vectors))
-        results = run_log_vectors(reader, vectors, progress=progress)
+        results = suites.cite(run_log_vectors(reader, vectors, progress=progress), vectors)
     progress.finish()
     return apply_known([r for r in results if options.selection.matches(r.case, r.rules)], known)
 

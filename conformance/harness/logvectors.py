@@ -20,15 +20,18 @@ from typing import Any, Protocol, cast
 import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
+from referencing import Registry, Resource
 
 from deltaspec.rules import spec_root
 
+from .bugs import Bug
 from .reading import ReadFailure
+from .scenarios import schema as scenario_schema
 from .verdicts import CaseResult, Verdict
 
 Json = dict[str, Any]
 SKIP_KINDS = frozenset({"UNSUPPORTED_FEATURE", "UNSUPPORTED_PROTOCOL"})
-FAMILIES = ("log", "action", "snapshot", "checkpoint", "retention")
+FAMILIES = ("log", "action", "snapshot", "checkpoint", "retention", "real-bugs")
 
 
 class LogReader(Protocol):
@@ -127,6 +130,7 @@ class LogVector:
     file_times: Json | None = None
     clean_up_expired_logs: bool = False
     after_listing: Json | None = None
+    bug: Bug | None = None
 
     @classmethod
     def of(cls, source: str, data: Json) -> LogVector:
@@ -140,6 +144,7 @@ class LogVector:
             file_times=data.get("file_times"),
             clean_up_expired_logs=bool(data.get("clean_up_expired_logs")),
             after_listing=data.get("after_listing"),
+            bug=Bug.of(data.get("bug"), data["rules"]),
         )
 
     @property
@@ -155,9 +160,19 @@ def schema() -> Json:
     return loaded
 
 
+@cache
+def validator() -> jsonschema.Draft202012Validator:
+    """The log-vector schema's validator; it takes ``bug`` from the scenario schema."""
+    documents = (schema(), scenario_schema())
+    registry: Registry[Any] = Registry().with_resources(
+        (d["$id"], Resource.from_contents(d)) for d in documents
+    )
+    return jsonschema.Draft202012Validator(schema(), registry=registry)
+
+
 def parse(text: str, source: str) -> LogVector:
     data = json.loads(text)
-    errors = list(jsonschema.Draft202012Validator(schema()).iter_errors(data))
+    errors = list(validator().iter_errors(data))
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
         raise LogVectorError(f"{source}: schema violation at {where}: {errors[0].message}")

@@ -51,7 +51,7 @@ def broken_rule(result: CaseResult) -> str | None:
 
 
 def console(report: Report, corpus: Sequence[str] = ()) -> list[str]:
-    lines = [report.table()]
+    lines = [report.table(), *real_bugs(report)]
     for result in report.failures():
         lines.append(f"FAIL {result.case}: {result.verdict.value}")
         rule = broken_rule(result)
@@ -76,6 +76,17 @@ def console(report: Report, corpus: Sequence[str] = ()) -> list[str]:
         lines += [f"COVERAGE NOT MET: {problem}" for problem in coverage.problems]
     verdict = "PASS" if report.passed() else "FAIL"
     lines.append(f"{report.adapter}: {verdict}; {len(report.unsafe())} unsafe")
+    return lines
+
+
+def real_bugs(report: Report) -> list[str]:
+    """The published bugs the run's vectors reproduce, each with its verdict and citation."""
+    cited = [(r, r.bug) for rs in report.suites.values() for r in rs if r.bug is not None]
+    if not cited:
+        return []
+    lines = [f"real bugs: {len(cited)} vectors"]
+    for result, bug in cited:
+        lines += [f"  {result.label:<8} {result.case}", f"           {bug.citation()}"]
     return lines
 
 

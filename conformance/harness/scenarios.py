@@ -22,6 +22,7 @@ import jsonschema
 from deltaspec.rules import spec_root
 
 from .adapter import TableSetup, WriterSpec
+from .bugs import Bug
 
 Json = dict[str, Any]
 
@@ -322,6 +323,7 @@ class Scenario:
     expect_snapshot: ExpectedSnapshot = ExpectedSnapshot()
     expect_checkpoints: tuple[int, ...] | None = None
     expect_checksums: Mapping[int, ExpectedChecksum] | None = None
+    bug: Bug | None = None
     data: Json = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -349,6 +351,7 @@ class Scenario:
             ExpectedSnapshot.of(data.get("expect_snapshot", {})),
             None if checkpoints is None else tuple(checkpoints),
             crcs,
+            Bug.of(data.get("bug"), data["rules"]),
             data,
         )
 

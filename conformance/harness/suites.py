@@ -12,12 +12,13 @@ import json
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .adapter import Adapter, Unsupported
+from .bugs import Bug
 from .gate import Coverage
 from .runner import run_scenario
 from .scenarios import Scenario
@@ -63,6 +64,22 @@ def run_scenario_suite(
                 continue
         results.append(classify(scenario, result, compare_files=compare_files))
     return results
+
+
+class Cited(Protocol):
+    """A vector: a scenario or a log vector."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def bug(self) -> Bug | None: ...
+
+
+def cite(results: Iterable[CaseResult], vectors: Iterable[Cited]) -> list[CaseResult]:
+    """``results`` with the published bug of the vector each judged, when it has one."""
+    bugs = {v.id: v.bug for v in vectors if v.bug is not None}
+    return [replace(r, bug=bugs[r.case]) if r.case in bugs else r for r in results]
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Any
 
 from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
 
+from .bugs import Bug
 from .judge import Divergence, judge
 from .scenarios import Expectation, RunResult, Scenario, outcome_kind
 
@@ -86,6 +87,8 @@ class CaseResult:
     failures: tuple[Json, ...] = ()
     """Structured divergences: ``{"writer"|"snapshot", "step", "verdict", "expected", "got"}``
     with JSON values (a knock-on of an earlier divergence is marked ``"knock_on": true``)."""
+    bug: Bug | None = None
+    """The published bug the vector reproduces (its ``bug`` field, harness/bugs.py)."""
 
     def fails(self, strict: bool) -> bool:
         if self.stricter and not self.stale:
@@ -126,6 +129,8 @@ class CaseResult:
             out["spec_stricter"] = True
         if self.failures:
             out["failures"] = list(self.failures)
+        if self.bug is not None:
+            out["bug"] = self.bug.as_json()
         if self.verdict not in {Verdict.PASS, Verdict.SKIPPED} and self.rules:
             first = self.rules[0]
             out["broken_rule"] = {"id": first, "title": _rule_titles().get(first),

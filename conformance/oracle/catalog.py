@@ -726,8 +726,45 @@ SPARK: tuple[Mutant, ...] = (
            "len(union[f.path]) > (stats.num_records(f.stats) or 0)", "spark"),
 )  # fmt: skip
 
+REAL_BUGS: tuple[Mutant, ...] = (
+    _m("checkpoint-drops-files-removed-by-path", "the checkpoint leaves out a live file whose "
+       "path has a tombstone (adds and removes keyed by path alone: trinodb/trino#31252, "
+       "vector real-bugs/checkpoint-keeps-a-file-removed-without-its-vector)",
+       "CHECKPOINT.CONTENTS",
+       "    files = snapshot.files_table()\n    tombstones = snapshot.tombstones_table(now_ms)\n",
+       "    tombstones = snapshot.tombstones_table(now_ms)\n"
+       "    files = snapshot.files_table().filter(pa.compute.invert(pa.compute.is_in(\n"
+       "        snapshot.files_table().column(\"path\"), tombstones.column(\"path\"))))\n"),
+    _m("timestamp-read-in-whole-seconds", "time travel by timestamp drops the milliseconds of "
+       "the time asked for (delta-io/delta-rs#1967, vector "
+       "real-bugs/timestamp-read-within-one-second)", "SNAPSHOT.TIME_TRAVEL",
+       "if t <= timestamp_ms]", "if t <= timestamp_ms // 1000 * 1000]",
+       function="snapshot.time_travel:version_at"),
+    _m("unparsable-commit-line-skipped", "a commit line that is not JSON is skipped, as "
+       "delta-spark's permissive parsing did before 2.2.0 (delta-io/delta@0eb4c7e, vector "
+       "real-bugs/commit-line-that-does-not-parse)", "ACTION.LINE_FORMAT",
+       'raise corrupt(number, f"invalid JSON: {exc}") from None', "continue"),
+    _m("cleanup-counts-any-checkpoint-file", "log cleanup takes any checkpoint file as the "
+       "start of the retained log, a lone part of a multi-part checkpoint included "
+       "(delta-io/delta#4146, vector real-bugs/lone-checkpoint-part-bounds-log-cleanup)",
+       "RETENTION.LOG",
+       "    for version in sorted(listing.checkpoints, reverse=True):\n"
+       "        if version > checkpoint_version or version not in first_index:",
+       "    for version in sorted(first_index, reverse=True):\n"
+       "        if version > checkpoint_version:"
+       "\n            continue\n"
+       "        if version not in listing.checkpoints and first_index[version] > 0 and entries["
+       "first_index[version] - 1][2] <= cutoff:\n            return first_index[version]\n"
+       "        if version not in listing.checkpoints:",
+       function="retention.log_cleanup:_new_start"),
+)  # fmt: skip
+"""Published bugs of Delta engines (the real-bugs vectors, spec/scenarios.md) seeded into the
+impl. Three more are older entries: delete-delete-skipped (delta-io/delta#7163),
+in-commit-timestamps-ignored (delta-io/delta#4294), cleanup-trusts-unread-checkpoint."""
+
 CATALOG: tuple[Mutant, ...] = (
-    *CONFLICTS, *TRANSACTION, *LOG, *REPLAY, *CHECKPOINT, *SERVICES, *TABLE, *CODEC, *SPARK
+    *CONFLICTS, *TRANSACTION, *LOG, *REPLAY, *CHECKPOINT, *SERVICES, *TABLE, *CODEC, *SPARK,
+    *REAL_BUGS,
 )  # fmt: skip
 
 

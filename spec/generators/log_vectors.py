@@ -94,10 +94,18 @@ def lines(actions: list[Json]) -> list[str]:
 
 
 def vector(
-    id_: str, description: str, rules: list[str], log: Json, reads: list[Json], **more: Any
+    id_: str,
+    description: str,
+    rules: list[str],
+    log: Json,
+    reads: list[Json],
+    bug: Json | None = None,
+    **more: Any,
 ) -> Json:
-    """A log vector; ``more``: ``file_times``, ``clean_up_expired_logs``, ``after_listing``."""
-    return {"id": id_, "description": description, "rules": rules, "log": log, **more,
+    """A log vector; ``bug``: the published bug it reproduces (the real-bugs family); ``more``:
+    ``file_times``, ``clean_up_expired_logs``, ``after_listing``."""
+    cited = {} if bug is None else {"bug": bug}
+    return {"id": id_, "description": description, "rules": rules, **cited, "log": log, **more,
             "reads": reads}  # fmt: skip
 
 
@@ -754,14 +762,29 @@ def checkpoint_replay_vectors() -> list[Json]:
 TORN = {"text": "PAR1"}  # a Parquet file whose writer died after the magic bytes: no footer
 
 
+def old(names: Iterable[str]) -> Json:
+    """File times for expired files: the first seconds of 1970, one second apart in name order
+    (the order log cleanup adjusts times in, RETENTION.LOG)."""
+    return {n: 1000 * i for i, n in enumerate(sorted(names))}
+
+
+def partial_multi_part_log() -> Json:
+    """HISTORY's commits 0-5, a whole classic checkpoint of version 2, and only part 2 of a
+    two-part checkpoint of version 4, which _last_checkpoint names."""
+    rows4 = state_rows(4)
+    return {
+        checkpoint_name(2): {"checkpoint": state_rows(2)},
+        checkpoint_name(4, 2, 2): {"checkpoint": rows4[3:]},
+        **commits(0, 1, 2, 3, 4, 5),
+        **hint(4, len(rows4), parts=2),
+    }
+
+
 def verified_checkpoint_vectors() -> list[Json]:
     """RETENTION.VERIFIED_CHECKPOINT: the engine's own log cleanup (RETENTION.LOG) meets a torn
     checkpoint that _last_checkpoint names. Every file but the newest commit was written in the
     first seconds of 1970 (expired under any retention), one second apart in name order (the
     order cleanup adjusts times in, RETENTION.LOG); the newest keeps the time it is written."""
-
-    def old(names: Iterable[str]) -> Json:
-        return {n: 1000 * i for i, n in enumerate(sorted(names))}
 
     rows2, rows3, rows4 = state_rows(2), state_rows(3), state_rows(4)
     two = {
@@ -777,12 +800,7 @@ def verified_checkpoint_vectors() -> list[Json]:
         **hint(2, len(rows2)),
     }
     empty = {checkpoint_name(3): {"text": ""}, **commits(0, 1, 2, 3)}
-    partial = {
-        checkpoint_name(2): {"checkpoint": rows2},
-        checkpoint_name(4, 2, 2): {"checkpoint": rows4[3:]},
-        **commits(0, 1, 2, 3, 4, 5),
-        **hint(4, len(rows4), parts=2),
-    }
+    partial = partial_multi_part_log()
     tomb = {"tombstones": ["a"]}
     return [
         vector(
@@ -1026,12 +1044,230 @@ def checkpoint_v2_vectors() -> list[Json]:
     ]  # fmt: skip
 
 
+# --- real bugs: one published bug of a Delta engine each (scenarios.md, "Real bugs") ----------
+
+
+def bug(links: list[str], *affected: Json) -> Json:
+    return {"links": links, "affected": list(affected)}
+
+
+def affected(engine: str, releases: str, fixed: str | None = None) -> Json:
+    return {"engine": engine, "releases": releases, **({} if fixed is None else {"fixed": fixed})}
+
+
+DELTA = "https://github.com/delta-io/delta/"
+DELTA_RS = "https://github.com/delta-io/delta-rs/issues/"
+TRINO = "https://github.com/trinodb/trino/issues/"
+SECOND = 1_700_000_000_000  # 2023-11-14T22:13:20Z, a whole second
+
+
+def real_bugs_family() -> list[Json]:
+    return (
+        real_bug_commit_vectors()
+        + real_bug_checkpoint_vectors()
+        + real_bug_timestamp_vectors()
+        + real_bug_dv_vectors()
+    )
+
+
+def real_bug_commit_vectors() -> list[Json]:
+    """A commit file as a torn write left it."""
+    torn = '{"add":{"path":"b","partitionValues":{},"size":1,"modificationTime":0,"dataChange"'
+    return [
+        vector(
+            "real-bugs/commit-line-that-does-not-parse",
+            "The last line of commit 1 was cut off mid-action (a torn write stored in place). "
+            "delta-spark parsed commits leniently, made that line a row of nulls and read "
+            "version 1 as version 0 plus nothing: the add of b was silently lost. A line that "
+            "is not a JSON object is a corrupt commit: reading the latest version fails.",
+            ["ACTION.LINE_FORMAT"],
+            {name(0): create(add("a")),
+             name(1): {"text": "\n".join([*lines([info()]), torn]) + "\n"}},
+            [{"version": None, "error": "CORRUPT_LOG_FILE"}],
+            bug([DELTA + "commit/0eb4c7eb7a84aa451fc8accd82bb771167ad137f"],
+                affected("delta-spark", "up to 2.1.x (observed live on 2.1.1)", "2.2.0")),
+        ),
+    ]  # fmt: skip
+
+
+def real_bug_checkpoint_vectors() -> list[Json]:
+    """Checkpoints and their hint as buggy writers left them, and a cleanup that lost history."""
+    rows2, rows4 = state_rows(2), state_rows(4)
+    tomb = {"tombstones": ["a"]}
+    partial = partial_multi_part_log()
+    return [
+        vector(
+            "real-bugs/torn-last-checkpoint",
+            "delta-kernel-java overwrote _last_checkpoint in place, so on a file system that "
+            "shows partial writes two concurrent checkpointers could leave it torn: here one "
+            "complete hint followed by the start of another, which parses as no JSON. The hint "
+            "is only a hint: a reader lists the log, finds the checkpoint of version 4 and "
+            "reads versions 4 and 5 from it.",
+            ["CHECKPOINT.LAST_CHECKPOINT", "CHECKPOINT.READ"],
+            {checkpoint_name(4): {"checkpoint": rows4}, **commits(4, 5),
+             "_last_checkpoint": {"text": '{"version":4,"size":7}{"version":4,"si'}},
+            [snapshot(5, LIVE[5], **tomb), snapshot(4, LIVE[4], **tomb)],
+            bug([DELTA + "issues/5272"],
+                affected("delta-kernel-java", "writing _last_checkpoint with overwrite on file "
+                         "systems without atomic overwrite (reported 2025-09, open)")),
+        ),
+        vector(
+            "real-bugs/stale-last-checkpoint",
+            "A checkpointer of version 4 died after writing the checkpoint and before "
+            "updating _last_checkpoint, which still names version 2. delta-rs asserted that "
+            "the checkpoints it listed were the hinted one and refused to load the table. A "
+            "stale hint is harmless: the reader uses the newest complete checkpoint it lists "
+            "(version 4) for version 5, and checkpoint 2 plus commit 3 for version 3.",
+            ["CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT", "LOG.LISTING"],
+            {checkpoint_name(2): {"checkpoint": rows2}, checkpoint_name(4): {"checkpoint": rows4},
+             **commits(2, 3, 4, 5), **hint(2, len(rows2))},
+            [snapshot(5, LIVE[5], **tomb), snapshot(3, LIVE[3], **tomb)],
+            bug([DELTA_RS + "2258"], affected("deltalake (delta-rs)", "0.15.3 (as reported)")),
+        ),
+        vector(
+            "real-bugs/classic-and-multi-part-checkpoint-of-one-version",
+            "Two writers checkpointed version 2 at once, one as a classic file and one in two "
+            "parts, and _last_checkpoint (no parts) names version 2. delta-rs counted every "
+            "checkpoint file of the version against the hint's parts and refused to load the "
+            "table. Both checkpoints are complete and either may be used: versions 2 and 4 "
+            "read.",
+            ["CHECKPOINT.READ", "CHECKPOINT.LAST_CHECKPOINT"],
+            {checkpoint_name(2): {"checkpoint": rows2},
+             checkpoint_name(2, 1, 2): {"checkpoint": rows2[:2]},
+             checkpoint_name(2, 2, 2): {"checkpoint": rows2[2:]},
+             **commits(2, 3, 4), **hint(2, len(rows2))},
+            [snapshot(4, LIVE[4], **tomb), snapshot(2, LIVE[2], **tomb)],
+            bug([DELTA_RS + "2643"], affected("deltalake (delta-rs)", "0.17.3 (as reported)")),
+        ),
+        vector(
+            "real-bugs/lone-checkpoint-part-bounds-log-cleanup",
+            "Commits 0-4 and both checkpoints have expired; _last_checkpoint names a two-part "
+            "checkpoint of version 4 of which only part 2 exists, and the classic checkpoint "
+            "of version 2 is whole. delta-spark's log cleanup took any checkpoint file as the "
+            "start of the retained log, so it deleted commits 2-3 and checkpoint 2, and every "
+            "later read failed (DELTA_MISSING_PART_FILES). A partial checkpoint bounds nothing: "
+            "the cleanup keeps the log from checkpoint 2 on, and versions 2, 3 and 5 read.",
+            ["RETENTION.LOG", "RETENTION.VERIFIED_CHECKPOINT", "CHECKPOINT.READ"],
+            partial,
+            [{"version": 1, "error": "VERSION_NOT_FOUND"}, snapshot(2, LIVE[2], **tomb),
+             snapshot(3, LIVE[3], **tomb), snapshot(5, LIVE[5], **tomb)],
+            bug([DELTA + "pull/4146", DELTA + "pull/4784"],
+                affected("delta-spark", "2.1.1–4.0.0 (observed live on 2.1.1–3.3.2)",
+                         "4.0.1 (#4784), 4.1.0 (#4146)")),
+            file_times=old(n for n in partial if n not in {name(5), "_last_checkpoint"}),
+            clean_up_expired_logs=True,
+        ),
+    ]  # fmt: skip
+
+
+def ict_table(*stamps: int) -> Json:
+    """Commits 0, 1, 2, … of a table with in-commit timestamps from version 0, stamped
+    ``stamps``: version 0 creates it with a, each later version adds one file (b, c, …)."""
+    ict = {"delta.enableInCommitTimestamps": "true"}
+    proto = protocol(1, 7, writerFeatures=["inCommitTimestamp"])
+
+    def stamped(operation: str, blind: bool, stamp: int) -> Json:
+        return {"commitInfo": {**info(operation, blind)["commitInfo"], "inCommitTimestamp": stamp}}
+
+    log = {name(0): [stamped("CREATE TABLE", False, stamps[0]), proto, metadata(ict), add("a")]}
+    for version, stamp in enumerate(stamps[1:], start=1):
+        log[name(version)] = [stamped("WRITE", True, stamp), add("abcdefgh"[version])]
+    return log
+
+
+def real_bug_timestamp_vectors() -> list[Json]:
+    """Time travel by timestamp (ICT.TIME_TRAVEL) as engines got it wrong."""
+    return [
+        vector(
+            "real-bugs/timestamp-read-within-one-second",
+            "A table without in-commit timestamps whose versions 0, 1 and 2 were committed "
+            "100, 400 and 800 ms into one second (their commit files' modification times, "
+            "and their commitInfo timestamps alike). delta-rs turned the requested time into "
+            "whole seconds before looking the version up, so every time in that second read "
+            "the same version. Commit timestamps are milliseconds: 399 ms into the second reads "
+            "version 0, 600 ms version 1, 800 ms version 2.",
+            ["ICT.TIME_TRAVEL", "SNAPSHOT.TIME_TRAVEL"],
+            {name(v): [{"commitInfo": {**info(op, blind)["commitInfo"], "timestamp": t}}, *rest]
+             for v, (op, blind, t, rest) in enumerate([
+                 ("CREATE TABLE", False, 1100, [protocol(), metadata(), add("a")]),
+                 ("WRITE", True, 1400, [add("b")]), ("WRITE", True, 1800, [add("c")])])},
+            [{"timestamp": 1600, "expect": {"version": 1, "files": ["a", "b"]}},
+             {"timestamp": 1800, "expect": {"version": 2, "files": ["a", "b", "c"]}},
+             {"timestamp": 1399, "expect": {"version": 0, "files": ["a"]}}],
+            bug([DELTA_RS + "1967"], affected("deltalake (delta-rs)", "0.14.0 (as reported)")),
+            file_times={name(0): 1100, name(1): 1400, name(2): 1800},
+        ),
+        vector(
+            "real-bugs/timestamp-read-uses-in-commit-timestamps",
+            "In-commit timestamps are on from version 0 (one second apart), and the commit "
+            "files' modification times say otherwise (the log was copied: seconds into 1970, "
+            "in reverse order). delta-kernel-java looked versions up by file modification "
+            "time on such tables. A version's timestamp is its in-commit timestamp: 1.5 s "
+            "after version 0's reads version 1, a time before version 0's fails.",
+            ["ICT.TIME_TRAVEL", "SNAPSHOT.TIME_TRAVEL"],
+            ict_table(SECOND, SECOND + 1000, SECOND + 2000),
+            [{"timestamp": SECOND + 1500, "expect": {"version": 1, "files": ["a", "b"]}},
+             {"timestamp": SECOND + 2000, "expect": {"version": 2, "files": ["a", "b", "c"]}},
+             {"timestamp": SECOND - 1, "error": "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"}],
+            bug([DELTA + "issues/4294", DELTA + "pull/4581"],
+                affected("delta-kernel-java", "3.3.0–4.0.0", "4.0.1 (#4870), 4.1.0 (#4581)")),
+            file_times={name(0): 3000, name(1): 2000, name(2): 1000},
+        ),
+    ]  # fmt: skip
+
+
+def real_bug_dv_vectors() -> list[Json]:
+    """Removes that did not name the deletion vector of the file they removed (SNAPSHOT.FILE_KEY):
+    the log such a writer left, and what it means."""
+    dv = protocol(3, 7, readerFeatures=["deletionVectors"], writerFeatures=["deletionVectors"])
+    stats = '{"numRecords":10,"tightBounds":false}'
+    return [
+        vector(
+            "real-bugs/compaction-removes-without-the-vector",
+            "Version 1 is a DELETE with deletion vectors (a gets vector X); version 2 is "
+            "Trino's OPTIMIZE of a and b into c, whose remove of a carries no vector. A file "
+            "is its path and its vector: that remove tombstones the old a, not the live one, "
+            "so a with X stays live beside c, which holds its rows again (the rows twice). "
+            "A reader that keys by path alone hides it, and loses a where the commit lists "
+            "the add after the remove.",
+            ["SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE"],
+            {name(0): create(add("a"), add("b"), proto=dv),
+             name(1): [info("DELETE", False), add("a", deletionVector=DV_X, stats=stats),
+                       remove("a")],
+             name(2): [info("OPTIMIZE", False), remove("a", data_change=False),
+                       remove("b", data_change=False), add("c", data_change=False)]},
+            [snapshot(2, ["a", "c"])],
+            bug([TRINO + "31253"],
+                affected("Trino (Delta Lake connector)", "OPTIMIZE of tables with deletion "
+                         "vectors (reported 2026-09, open)")),
+        ),
+        vector(
+            "real-bugs/second-dv-delete-removes-without-the-vector",
+            "Two DELETEs mark rows of a.parquet: the first gives it vector X, the second "
+            "vector Y, but the second's remove of a carries no vector. It tombstones the a "
+            "that no longer exists, so both a with X and a with Y are live: every row the "
+            "second DELETE kept is there twice (delta-spark and Trino read 17 rows of 10).",
+            ["SNAPSHOT.FILE_KEY", "SNAPSHOT.RECONCILE"],
+            {name(0): create(add("a"), proto=dv),
+             name(1): [info("DELETE", False), remove("a"),
+                       add("a", deletionVector=DV_X, stats=stats)],
+             name(2): [info("DELETE", False), remove("a"),
+                       add("a", deletionVector=DV_Y, stats=stats)]},
+            [snapshot(2, ["a", "a"])],
+            bug([TRINO + "24648"],
+                affected("Trino (Delta Lake connector)", "DELETE on tables with deletion "
+                         "vectors (reported 2025-01)")),
+        ),
+    ]  # fmt: skip
+
+
 FAMILIES = {
     "log": log_family,
     "action": action_family,
     "snapshot": snapshot_family,
     "checkpoint": checkpoint_family,
     "retention": retention_family,
+    "real-bugs": real_bugs_family,
 }
 
 

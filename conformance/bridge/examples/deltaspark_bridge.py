@@ -121,6 +121,7 @@ READ_ERRORS = (  # a marker in delta-spark's error class or message -> log-vecto
     ("CORRUPT_LOG_FILE", "CORRUPT_LOG_FILE"),
     ("FAILED_READ_FILE.NO_HINT", "CORRUPT_LOG_FILE"),  # a commit line that does not parse
     ("MALFORMED_RECORD_IN_PARSING", "CORRUPT_LOG_FILE"),  # the same before 4.0
+    ("Malformed records are detected in record parsing", "CORRUPT_LOG_FILE"),  # before 3.4
     ("VERSION", "VERSION_NOT_FOUND"),
     ("FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
 )
