@@ -54,9 +54,9 @@ def test_every_family_has_vectors(vectors):
 
 RULES_WITHOUT_VECTOR: dict[str, str] = {
     "PATH.TABLE_LOCATION": "object-store URLs: a vector's table is a folder the runner picks; "
-    "tests/impl/log/test_object_store_hostile.py and the services stage (--store) hold it",
+    "tests/impl/log/test_impl_object_store_hostile.py and the services stage (--store) hold it",
     "RETRY.OUTCOME_UNKNOWN": "a write the store does not answer: vectors have no faulty store "
-    "yet; the delayed-PUT proxy tests in tests/impl/log/test_object_store_hostile.py hold it",
+    "yet; the delayed-PUT proxy tests in tests/impl/log/test_impl_object_store_hostile.py hold it",
 }
 """Rules no vector can state today, with the reason and where they are checked instead. The dict
 only shrinks: a rule that gains a vector must leave it."""
