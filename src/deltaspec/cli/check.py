@@ -3,7 +3,8 @@
 on real files; the differential state machine; the Spark path against live delta-spark), each
 reported with its time; one summary, a JSON report, non-zero on any failure. A stage that cannot
 run here is named in the verdict (``PASS (spark skipped: why)``); ``--require-stages`` makes it a
-failure. ``--quick`` runs the stages without the state machine's search and without Spark."""
+failure. ``--quick`` runs the stages without the state machine's search and without Spark. The Spark
+stage fetches its pinned engine when it is missing; ``--offline`` fetches nothing."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--require-stages", action="store_true",
                         help="fail when a chosen stage (or the fixtures suite) could not run "
                         "here, instead of passing with it named as skipped (for CI)")  # fmt: skip
+    parser.add_argument("--offline", action="store_true",
+                        help="fetch nothing: without its engine in the cache the Spark stage "
+                        "is skipped (named in the verdict); by default a missing engine is "
+                        "fetched from Maven Central and PyPI when they answer")  # fmt: skip
     return parser
 
 
@@ -56,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     stages: list[dict[str, Any]] = []
     reports: dict[str, Any] = {}
     with _server(args.store) if args.store != "local" else nullcontext() as server:
-        options = StageOptions(args.scenarios, args.fixtures, args.regressions, server=server)
+        options = StageOptions(
+            args.scenarios, args.fixtures, args.regressions, server=server, offline=args.offline
+        )
         for stage in chosen(args.stage, quick=args.quick):
             print(f"== {stage.name}: {stage.about}", flush=True)
             result = run_stage(stage, options)
