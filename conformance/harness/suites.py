@@ -9,11 +9,13 @@ conformance/writes). Adapters by name: adapters/registry.py.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,10 @@ def run_scenario_suite(
             break
         if progress is not None:
             progress(scenario.id)
-        with tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch:
+        with (
+            tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch,
+            kept_logs() as logged,
+        ):
             try:
                 result = run_scenario(factory(Path(scratch)), scenario)
             except Unsupported as unsupported:
@@ -61,8 +66,41 @@ def run_scenario_suite(
                     )
                 )
                 continue
-        results.append(classify(scenario, result, compare_files=compare_files))
+        results.append(_with_logs(classify(scenario, result, compare_files=compare_files), logged))
     return results
+
+
+class _Kept(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"logged {record.levelname.lower()}: {record.getMessage()}")
+
+
+@contextmanager
+def kept_logs(name: str = "deltaspec") -> Iterator[list[str]]:
+    """What the ``name`` loggers say while a vector runs, kept instead of printed: a vector that
+    sets up what an implementation warns of (a checkpoint interval of 0, a commit with no
+    metadata to checksum) expects the warning, and a passing run prints nothing."""
+    lines: list[str] = []
+    logger = logging.getLogger(name)
+    handler, propagate = _Kept(lines), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _with_logs(result: CaseResult, logged: list[str]) -> CaseResult:
+    """A failing case shows what was logged while it ran; a passing one drops it."""
+    if result.verdict in {Verdict.PASS, Verdict.SKIPPED} or not logged:
+        return result
+    return replace(result, details=(*result.details, *logged))
 
 
 @dataclass
