@@ -45,13 +45,22 @@ class Progress:
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
+    def due(self) -> bool:
+        """Whether ``every`` seconds have passed since the last line (or the start)."""
+        since = self.elapsed() if self.last is None else time.perf_counter() - self.last
+        return since >= self.every
+
     def step(self, item: str = "", detail: str = "") -> None:
         """One more step done (``item``, with how it went); a line when one is due."""
         self.done += 1
-        since = self.elapsed() if self.last is None else time.perf_counter() - self.last
-        if since >= self.every:
+        if self.due():
             count = f"{self.done}/{self.total}" if self.total is not None else f"{self.done}"
             self.say(f"{count}{' ' + item if item else ''}{': ' + detail if detail else ''}")
+
+    def note(self, text: str) -> None:
+        """``text`` as a line when one is due (a run whose steps are not counted)."""
+        if self.due():
+            self.say(text)
 
     def __call__(self, item: str) -> None:
         self.step(item)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -216,27 +215,6 @@ class Report:
                     detail = f"known: {r.known}. {detail}"
                 out.append(f"| {r.case} | {r.verdict.value} | {', '.join(r.rules)} | {detail} |")
         return "\n".join(out) + "\n"
-
-
-class Progress:
-    """A one-line progress bar on stderr (only on a terminal)."""
-
-    def __init__(self, suite: str, total: int) -> None:
-        self.suite, self.total, self.done = suite, total, 0
-        self.live = sys.stderr.isatty()
-
-    def __call__(self, case: str) -> None:
-        self.done += 1
-        if self.live:
-            width = 30
-            filled = width * self.done // max(self.total, 1)
-            bar = "#" * filled + "." * (width - filled)
-            sys.stderr.write(f"\r{self.suite:<9} [{bar}] {self.done}/{self.total} {case[:40]:<40}")
-            sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.live:
-            sys.stderr.write("\n")
 
 
 def write_reports(report: Report, json_path: Path | None, markdown_path: Path | None) -> None:

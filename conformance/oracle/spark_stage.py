@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from functools import partial
 
 from ..harness.progress import Progress
 from .stages import StageResult, StageSkipped
@@ -77,15 +76,15 @@ def run_spark_differential(
     *, stop_at_first: bool = False, verbose: bool = False, offline: bool = False
 ) -> StageResult:
     """Every script and conflict case of the differential (``stop_at_first``: up to the first
-    that differs); any difference fails the stage. ``verbose``: a line when the session is up
-    and one per script and case, with the time so far."""
+    that differs); any difference fails the stage. ``verbose``: progress lines when the session
+    is up and for each script and case."""
     started = time.perf_counter()
     session = spark_session(offline=offline)
-    from ..spark_differential.suite import run_differential
+    from ..spark_differential.suite import CASES, run_differential
 
-    progress = partial(print, flush=True) if verbose else None
+    progress = Progress("spark", CASES, every=0, started=started) if verbose else None
     if progress is not None:
-        progress(f"  SparkSession with delta-spark up in {time.perf_counter() - started:.0f} s")
+        progress.say("SparkSession with delta-spark up")
     report = run_differential(session, stop_at_first=stop_at_first, progress=progress)
     failures = report.failures()
     cases = report.cases()

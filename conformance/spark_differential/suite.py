@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..adapters.spark_engines import make_engines
+from ..harness.progress import Progress
 from .compare import differences, run_both
 from .conflicts import (
     CONFLICTS,
@@ -34,6 +34,10 @@ class DifferentialReport:
         return {**self.scripts, **{f"conflict: {k}": v for k, v in self.conflicts.items()}}
 
 
+CASES = len(SCRIPTS) + len(CONFLICTS)
+"""The scripts and conflict cases of a whole run."""
+
+
 def script_failures(name: str, found: list[str]) -> list[str]:
     """``found`` judged against KNOWN_DIFFERENCES: a listed script must still differ."""
     if name in KNOWN_DIFFERENCES:
@@ -46,24 +50,19 @@ def run_differential(
     workdir: Path | None = None,
     *,
     stop_at_first: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> DifferentialReport:
     """Every script, then every conflict case, on ``spark`` (a session with delta-spark);
-    ``stop_at_first``: none after the first that differs; ``progress`` gets one line per script
-    and case (its verdict, its time, the time so far)."""
+    ``stop_at_first``: none after the first that differs; ``progress`` counts the scripts and
+    cases (each one's verdict and time)."""
     engines = make_engines(spark)
     base = Path(tempfile.mkdtemp(prefix="deltaspec-spark-diff-")) if workdir is None else workdir
     report = DifferentialReport()
-    started = time.perf_counter()
-    total = len(SCRIPTS) + len(CONFLICTS)
 
     def done(kind: str, name: str, failures: list[str], since: float) -> None:
         if progress is not None:
-            now = time.perf_counter()
             verdict = "differs from delta-spark" if failures else "same as delta-spark"
-            count = len(report.scripts) + len(report.conflicts)
-            progress(f"  {kind} {name} ({count}/{total}): {verdict} in {now - since:.1f} s "
-                     f"({now - started:.0f} s so far)")  # fmt: skip
+            progress.step(f"{kind} {name}", f"{verdict} in {time.perf_counter() - since:.1f} s")
 
     try:
         for name in SCRIPTS:

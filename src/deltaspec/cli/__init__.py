@@ -20,6 +20,7 @@ from . import (
     oracle,
     spec,
 )
+from .quiet import apply_quiet
 
 COMMANDS = (spec, check, conformance, engines, matrix, describe, oracle, mutants, explore, inspect)
 """The subcommands, in the order ``deltaspec --help`` lists them."""
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    apply_quiet(args)
     try:
         code: int = args.run(args)
     except ImportError as error:

@@ -20,6 +20,7 @@ from deltaspec.conformance.harness.gate import EXIT_CODES
 from deltaspec.conformance.harness.selection import Selection
 
 from .corpus_args import add_corpus_arguments, add_directories
+from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
     from deltaspec.conformance.harness.suites import Report
@@ -51,6 +52,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add("--json", type=Path, metavar="PATH", help="write the JSON report")
     add("--markdown", type=Path, metavar="PATH", help="write a markdown report")
     _add_gate_arguments(parser)
+    add_quiet_argument(parser)
     return parser
 
 

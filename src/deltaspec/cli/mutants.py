@@ -12,6 +12,8 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .quiet import add_quiet_argument
+
 if TYPE_CHECKING:
     from deltaspec.conformance.oracle.catalog import Mutant
     from deltaspec.conformance.oracle.mutants import MutantResult
@@ -40,6 +42,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="run each mutant only on the stage recorded as killing it "
                              "(its killed_by): the quick check the tests make")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="write a JSON report")
+    add_quiet_argument(parser)
     return parser
 
 
@@ -151,18 +154,22 @@ def disagreements(results: Iterable[MutantResult], mutants: dict[str, Mutant]) -
 
 
 def run(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.harness.progress import Progress
     from deltaspec.conformance.oracle.mutants import CATALOG, STAGES, run_mutants
 
     chosen = _chosen(args, CATALOG)
     if chosen is None:
         return 2
     mutants = {m.id: m for m in chosen}
+    progress = Progress("mutants", len(mutants))
+    progress.say(f"the unmutated baseline, then {len(mutants)} mutants, {args.jobs} at a time")
 
     def show(result: MutantResult) -> None:
         verdict = f"killed by {result.stage}" if result.killed else "SURVIVED"
         mutant = mutants[result.id]
         print(f"{result.id:<38} {verdict:<18} {result.seconds:6.1f} s  {mutant.module:<26} "
               f"{mutant.description}", flush=True)  # fmt: skip
+        progress.step(result.id, verdict)
 
     stages = args.stage or STAGES
     baseline, results = run_mutants(
