@@ -73,22 +73,32 @@ def _fetch(release: str, missing: str, hint: str) -> None:
 
 
 def run_spark_differential(
-    *, stop_at_first: bool = False, verbose: bool = False, offline: bool = False
+    *, stop_at_first: bool = False, verbose: bool = False, offline: bool = False, live: bool = False
 ) -> StageResult:
     """Every script and conflict case of the differential (``stop_at_first``: up to the first
-    that differs); any difference fails the stage. ``verbose``: progress lines when the session
-    is up and for each script and case."""
+    that differs); any difference fails the stage. delta-spark's side is replayed where the
+    reference cache holds it and recorded where not (``live``: always run, and recorded;
+    spark_differential/reference). ``verbose``: progress lines when the session is up and for
+    each script and case."""
     started = time.perf_counter()
     session = spark_session(offline=offline)
+    from ..spark_differential.reference import for_check
     from ..spark_differential.suite import CASES, run_differential
 
     progress = Progress("spark", CASES, every=0, started=started) if verbose else None
     if progress is not None:
         progress.say("SparkSession with delta-spark up")
-    report = run_differential(session, stop_at_first=stop_at_first, progress=progress)
+    reference = for_check(live=live)
+    report = run_differential(
+        session, stop_at_first=stop_at_first, progress=progress, reference=reference
+    )
     failures = report.failures()
-    cases = report.cases()
-    summary = f"{len(report.scripts)} scripts, {len(report.conflicts)} conflict cases"
+    summary = (
+        f"{len(report.scripts)} scripts, {len(report.conflicts)} conflict cases; delta-spark's "
+        f"side replayed for {len(report.replayed)}, live for {len(report.live())}"
+    )
     if failures:
         summary += f"; {len(failures)} differ from delta-spark: {failures[0][:300]}"
-    return StageResult(not failures, summary, {"cases": cases})
+    sides = {"reference": f"{reference.mode}:{reference.folder}",
+             "replayed": report.replayed, "live": report.live()}  # fmt: skip
+    return StageResult(not failures, summary, {"cases": report.cases(), "delta_spark": sides})

@@ -51,6 +51,9 @@ class StageOptions:
     (``deltaspec check --store s3|azure``); None: local files."""
     offline: bool = False
     """Fetch nothing: the Spark stage is skipped when its engine is not in the cache."""
+    live: bool = False
+    """Run delta-spark's side of every Spark script live (and record it) instead of replaying
+    the recorded reference (spark_differential/reference)."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +214,10 @@ def _spark(options: StageOptions) -> StageResult:
     from .spark_stage import run_spark_differential
 
     return run_spark_differential(
-        stop_at_first=options.fail_fast, verbose=options.verbose, offline=options.offline
+        stop_at_first=options.fail_fast,
+        verbose=options.verbose,
+        offline=options.offline,
+        live=options.live,
     )
 
 

@@ -53,6 +53,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="fetch nothing: without its engine in the cache the Spark stage "
                         "is skipped (named in the verdict); by default a missing engine is "
                         "fetched from Maven Central and PyPI when they answer")  # fmt: skip
+    parser.add_argument("--live", action="store_true",
+                        help="run delta-spark's side of every Spark script and conflict case "
+                        "live (and record it), instead of replaying what an earlier run "
+                        "recorded in $DELTASPEC_CACHE/spark-reference")  # fmt: skip
     add_quiet_argument(parser)
     return parser
 
@@ -65,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with _server(args.store) if args.store != "local" else nullcontext() as server:
         options = StageOptions(
-            args.scenarios, args.fixtures, args.regressions, server=server, offline=args.offline
+            args.scenarios,
+            args.fixtures,
+            args.regressions,
+            server=server,
+            offline=args.offline,
+            live=args.live,
         )
         stages, reports = _run_stages(args, options)
     skipped = _skipped(stages, reports)
