@@ -5,7 +5,8 @@
 Each run is ``deltaspec check`` in a subprocess, timed from outside (wall seconds, the load
 average before and after), with its report read back: every stage's seconds, and for the Spark
 stage how many scripts and conflict cases replayed delta-spark's recorded side and how many ran
-it live (conformance/spark_differential/reference.py).
+it live (conformance/spark_differential/reference.py), its slowest scripts and its set-up (the
+stage's time less its scripts': the SparkSession's start, mostly).
 
 - ``fresh``: an empty engines cache (``DELTASPEC_CACHE`` a new directory): the stage fetches
   delta-spark, runs it live and records it. pip's and Maven's own caches are whatever the
@@ -36,6 +37,15 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def _setup(data: dict[str, Any]) -> float | None:
+    """The Spark stage's time less its scripts' and cases' (the session's start, mostly)."""
+    stage = next((s for s in data["stages"] if s["name"] == "spark"), None)
+    per_case: dict[str, float] = data["reports"].get("spark", {}).get("seconds", {})
+    if stage is None or not per_case:
+        return None
+    return round(float(stage["seconds"]) - sum(per_case.values()), 1)
+
+
 def run_check(name: str, env: dict[str, str], report: Path) -> dict[str, Any]:
     """One ``deltaspec check`` (``name``: one of RUNS), timed, with its report's figures."""
     command = [str(DELTASPEC), "check", *RUNS[name], "--quiet", "--report", str(report)]
@@ -43,7 +53,9 @@ def run_check(name: str, env: dict[str, str], report: Path) -> dict[str, Any]:
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     data = json.loads(report.read_text(encoding="utf-8"))
-    spark = data["reports"].get("spark", {}).get("delta_spark", {})
+    spark_report = data["reports"].get("spark", {})
+    spark = spark_report.get("delta_spark", {})
+    slowest = sorted(spark_report.get("seconds", {}).items(), key=lambda kv: -kv[1])[:6]
     row = {
         "run": name,
         "command": " ".join(["deltaspec", "check", *RUNS[name]]),
@@ -55,6 +67,8 @@ def run_check(name: str, env: dict[str, str], report: Path) -> dict[str, Any]:
         "skipped": data["skipped"],
         "spark_replayed": len(spark.get("replayed", [])),
         "spark_live": len(spark.get("live", [])),
+        "spark_slowest_seconds": dict(slowest),
+        "spark_setup_seconds": _setup(data),
     }
     print(f"{name:<6} exit {done.returncode}  {wall:7.1f} s  load {before} -> {row['load_after']}"
           f"  spark: {row['spark_replayed']} replayed, {row['spark_live']} live  "

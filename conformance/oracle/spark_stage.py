@@ -101,4 +101,5 @@ def run_spark_differential(
         summary += f"; {len(failures)} differ from delta-spark: {failures[0][:300]}"
     sides = {"reference": f"{reference.mode}:{reference.folder}",
              "replayed": report.replayed, "live": report.live()}  # fmt: skip
-    return StageResult(not failures, summary, {"cases": report.cases(), "delta_spark": sides})
+    data = {"cases": report.cases(), "seconds": report.seconds, "delta_spark": sides}
+    return StageResult(not failures, summary, data)

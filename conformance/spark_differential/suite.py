@@ -30,6 +30,8 @@ class DifferentialReport:
     scripts: dict[str, list[str]] = field(default_factory=dict)
     conflicts: dict[str, list[str]] = field(default_factory=dict)
     replayed: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Each script's and case's time, both sides and the cross-reads."""
 
     def live(self) -> list[str]:
         """The scripts and cases whose delta-spark side ran live."""
@@ -73,10 +75,11 @@ def run_differential(
         replayed = reference is not None and len(reference.replayed) > replays_before
         if replayed:
             report.replayed.append(label)
+        report.seconds[label] = round(time.perf_counter() - since, 1)
         if progress is not None:
             verdict = "differs from delta-spark" if failures else "same as delta-spark"
             progress.step(label, f"{verdict}, delta-spark {'replayed' if replayed else 'live'}, "
-                          f"in {time.perf_counter() - since:.1f} s")  # fmt: skip
+                          f"in {report.seconds[label]:.1f} s")  # fmt: skip
 
     def replays() -> int:
         return 0 if reference is None else len(reference.replayed)
