@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .harness.progress import Progress
 from .harness.selection import Selection
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ def _scenario_results(
     from .harness.transcript import Recorder, write_trace
     from .harness.verdicts import Verdict
 
-    progress = suites.Progress("scenarios", len(vectors))
+    progress = Progress(f"{adapter} scenarios", len(vectors))
     transcripts: list[list[str]] = []
     with adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
         capabilities = _probe(factory, Path(scratch))
@@ -236,7 +237,7 @@ def _read_suite(
             for t in fixtures.load_manifest(directory, pinned=corpus.pinned)
             if options.selection.may_select_under(f"fixtures/{t.name}/")
         ]
-        progress = suites.Progress("fixtures", len(tables))
+        progress = Progress(f"{adapter} fixtures", len(tables))
         results = fixtures.run_fixtures(reader, directory, expected_states=model_states,
                                         progress=progress, tables=tables)  # fmt: skip
     else:
@@ -248,7 +249,7 @@ def _read_suite(
             if options.selection.matches(v.id, v.rules)
         ]
         vectors = _for_profile(chosen, options)
-        progress = suites.Progress("logs", len(vectors))
+        progress = Progress(f"{adapter} logs", len(vectors))
         results = suites.cite(run_log_vectors(reader, vectors, progress=progress), vectors)
     progress.finish()
     return apply_known([r for r in results if options.selection.matches(r.case, r.rules)], known)

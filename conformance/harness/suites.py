@@ -9,10 +9,11 @@ conformance/writes). Adapters by name: adapters/registry.py.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,7 +45,10 @@ def run_scenario_suite(
             break
         if progress is not None:
             progress(scenario.id)
-        with tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch:
+        with (
+            tempfile.TemporaryDirectory(prefix="deltaspec-conformance-") as scratch,
+            kept_logs() as logged,
+        ):
             try:
                 result = run_scenario(factory(Path(scratch)), scenario)
             except Unsupported as unsupported:
@@ -62,7 +66,7 @@ def run_scenario_suite(
                     )
                 )
                 continue
-        results.append(classify(scenario, result, compare_files=compare_files))
+        results.append(_with_logs(classify(scenario, result, compare_files=compare_files), logged))
     return results
 
 
@@ -80,6 +84,39 @@ def cite(results: Iterable[CaseResult], vectors: Iterable[Cited]) -> list[CaseRe
     """``results`` with the published bug of the vector each judged, when it has one."""
     bugs = {v.id: v.bug for v in vectors if v.bug is not None}
     return [replace(r, bug=bugs[r.case]) if r.case in bugs else r for r in results]
+
+
+class _Kept(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"logged {record.levelname.lower()}: {record.getMessage()}")
+
+
+@contextmanager
+def kept_logs(name: str = "deltaspec") -> Iterator[list[str]]:
+    """What the ``name`` loggers say while a vector runs, kept instead of printed: a vector that
+    sets up what an implementation warns of (a checkpoint interval of 0, a commit with no
+    metadata to checksum) expects the warning, and a passing run prints nothing."""
+    lines: list[str] = []
+    logger = logging.getLogger(name)
+    handler, propagate = _Kept(lines), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _with_logs(result: CaseResult, logged: list[str]) -> CaseResult:
+    """A failing case shows what was logged while it ran; a passing one drops it."""
+    if result.verdict in {Verdict.PASS, Verdict.SKIPPED} or not logged:
+        return result
+    return replace(result, details=(*result.details, *logged))
 
 
 @dataclass
@@ -195,27 +232,6 @@ class Report:
                     detail = f"known: {r.known}. {detail}"
                 out.append(f"| {r.case} | {r.verdict.value} | {', '.join(r.rules)} | {detail} |")
         return "\n".join(out) + "\n"
-
-
-class Progress:
-    """A one-line progress bar on stderr (only on a terminal)."""
-
-    def __init__(self, suite: str, total: int) -> None:
-        self.suite, self.total, self.done = suite, total, 0
-        self.live = sys.stderr.isatty()
-
-    def __call__(self, case: str) -> None:
-        self.done += 1
-        if self.live:
-            width = 30
-            filled = width * self.done // max(self.total, 1)
-            bar = "#" * filled + "." * (width - filled)
-            sys.stderr.write(f"\r{self.suite:<9} [{bar}] {self.done}/{self.total} {case[:40]:<40}")
-            sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.live:
-            sys.stderr.write("\n")
 
 
 def write_reports(report: Report, json_path: Path | None, markdown_path: Path | None) -> None:

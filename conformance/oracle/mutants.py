@@ -14,18 +14,15 @@ import __future__
 
 import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from types import FunctionType
 from typing import Any
 
 from ..spark_differential.reference import ENV as REFERENCE_ENV
-from ..spark_differential.reference import setting
+from ..spark_differential.reference import default_folder, setting
 from .catalog import (
     CATALOG,
     Mutant,
@@ -197,19 +194,16 @@ def run_mutants(
 
     if own_stage:
         stages = [s for s in STAGES if any(s in stages_of(i) for i in chosen)]
-    # the spark stage's delta-spark side does not depend on the mutant: the baseline records
-    # it, each mutant replays it (deltaspec check always runs both sides)
-    folder = Path(tempfile.mkdtemp(prefix="deltaspec-spark-reference-"))
-    try:
-        baseline = run_isolated(None, timeout * 3, stages, setting("record", folder))
-        replay = setting("replay", folder)
-        results: list[MutantResult] = []
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            runs = pool.map(lambda i: run_isolated(i, timeout, stages_of(i), replay), chosen)
-            for result in runs:
-                results.append(result)
-                if progress is not None:
-                    progress(result)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    # the spark stage's delta-spark side does not depend on the mutant: the baseline replays
+    # what deltaspec check recorded (recording what is missing), each mutant replays it
+    folder = default_folder()
+    baseline = run_isolated(None, timeout * 3, stages, setting("auto", folder))
+    replay = setting("replay", folder)
+    results: list[MutantResult] = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = pool.map(lambda i: run_isolated(i, timeout, stages_of(i), replay), chosen)
+        for result in runs:
+            results.append(result)
+            if progress is not None:
+                progress(result)
     return baseline, results

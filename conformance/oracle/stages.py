@@ -49,6 +49,11 @@ class StageOptions:
     server: ObjectStoreServer | None = None
     """The object-store server the race, services and machine stages run the log on
     (``deltaspec check --store s3|azure``); None: local files."""
+    offline: bool = False
+    """Fetch nothing: the Spark stage is skipped when its engine is not in the cache."""
+    live: bool = False
+    """Run delta-spark's side of every Spark script live (and record it) instead of replaying
+    the recorded reference (spark_differential/reference)."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,12 @@ def _machine(options: StageOptions) -> StageResult:
 def _spark(options: StageOptions) -> StageResult:
     from .spark_stage import run_spark_differential
 
-    return run_spark_differential(stop_at_first=options.fail_fast, verbose=options.verbose)
+    return run_spark_differential(
+        stop_at_first=options.fail_fast,
+        verbose=options.verbose,
+        offline=options.offline,
+        live=options.live,
+    )
 
 
 STAGES: tuple[Stage, ...] = (

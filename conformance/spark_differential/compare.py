@@ -12,7 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from ..adapters.spark_engines import Engine
-from .reference import from_environment as reference_cache
+from .reference import ReferenceCache
 from .scripts import SCRIPTS
 
 _EXPR_ID = re.compile(r"#\d+L?")
@@ -115,11 +115,16 @@ def _rows(df: DataFrame) -> list[tuple[Any, ...]]:
 
 
 def run_both(
-    spark: SparkSession, engines: dict[str, Engine], name: str, tmp_path: Path
+    spark: SparkSession,
+    engines: dict[str, Engine],
+    name: str,
+    tmp_path: Path,
+    cache: ReferenceCache | None = None,
 ) -> dict[str, Any]:
+    """Script ``name`` on each engine, then each engine reading the other's table; delta-spark's
+    own run replayed from ``cache`` where it holds one (spark_differential/reference)."""
     roots = {key: str(tmp_path / key / "table") for key in engines}
     outcome: dict[str, Any] = {}
-    cache = reference_cache()
     for key, engine in engines.items():
         os.makedirs(os.path.dirname(roots[key]), exist_ok=True)
         if key == "delta" and cache is not None:
@@ -134,7 +139,7 @@ def run_both(
             continue
         outcome[key]["log"] = log_shape(roots[key])
         outcome[key]["rows"] = _rows(engine.read(spark, roots[key]))
-        if key == "delta" and cache is not None and cache.mode == "record":
+        if key == "delta" and cache is not None:
             cache.save(name, outcome[key], os.path.dirname(roots[key]))
     if all("rows" in o for o in outcome.values()):
         # each engine reads the other's table

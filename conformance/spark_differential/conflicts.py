@@ -14,7 +14,7 @@ from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
 from ..adapters.deltaspark_loser import conflict_name, delta_spark_loser
 from ..adapters.spark_engines import Engine
-from .reference import from_environment as reference_cache
+from .reference import ReferenceCache
 from .scripts import frame
 
 
@@ -116,13 +116,17 @@ CONFLICTS: dict[str, Case] = {
 
 
 def run_conflict(
-    spark: SparkSession, engines: dict[str, Engine], case: str, workdir: Path
+    spark: SparkSession,
+    engines: dict[str, Engine],
+    case: str,
+    workdir: Path,
+    cache: ReferenceCache | None = None,
 ) -> dict[str, str]:
     """Each engine's outcome for ``case``: a table with one file per partition (and a second
-    in partition ``a`` where the case asks), then the loser reading while the winner commits."""
+    in partition ``a`` where the case asks), then the loser reading while the winner commits;
+    delta-spark's replayed from ``cache`` where it holds one."""
     chosen = CONFLICTS[case]
     outcomes = {}
-    cache = reference_cache()
     for key, engine in engines.items():
         if key == "delta" and cache is not None:
             recorded = cache.load(f"conflict {case}")
@@ -141,7 +145,7 @@ def run_conflict(
         if key == "delta":
             outcome = delta_spark_loser(spark, root, win, read=chosen.read, app_id=chosen.app_id)
             outcomes[key] = outcome
-            if cache is not None and cache.mode == "record":
+            if cache is not None:
                 cache.save(f"conflict {case}", outcome)
             continue
         try:

@@ -5,33 +5,47 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..adapters.spark_engines import make_engines
+from ..harness.progress import Progress
 from .compare import differences, run_both
 from .conflicts import (
     CONFLICTS,
     conflict_differences,
     run_conflict,
 )
+from .reference import ReferenceCache
 from .scripts import KNOWN_DIFFERENCES, SCRIPTS
 
 
 @dataclass
 class DifferentialReport:
-    """Per script and per conflict case, what differs from delta-spark (empty: the same)."""
+    """Per script and per conflict case, what differs from delta-spark (empty: the same), and
+    the scripts and cases whose delta-spark side was replayed from the recorded reference (the
+    others ran it live)."""
 
     scripts: dict[str, list[str]] = field(default_factory=dict)
     conflicts: dict[str, list[str]] = field(default_factory=dict)
+    replayed: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Each script's and case's time, both sides and the cross-reads."""
+
+    def live(self) -> list[str]:
+        """The scripts and cases whose delta-spark side ran live."""
+        return [name for name in self.cases() if name not in self.replayed]
 
     def failures(self) -> list[str]:
         return [f"{name}: {found[0]}" for name, found in self.cases().items() if found]
 
     def cases(self) -> dict[str, list[str]]:
         return {**self.scripts, **{f"conflict: {k}": v for k, v in self.conflicts.items()}}
+
+
+CASES = len(SCRIPTS) + len(CONFLICTS)
+"""The scripts and conflict cases of a whole run."""
 
 
 def script_failures(name: str, found: list[str]) -> list[str]:
@@ -46,38 +60,43 @@ def run_differential(
     workdir: Path | None = None,
     *,
     stop_at_first: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    reference: ReferenceCache | None = None,
 ) -> DifferentialReport:
     """Every script, then every conflict case, on ``spark`` (a session with delta-spark);
-    ``stop_at_first``: none after the first that differs; ``progress`` gets one line per script
-    and case (its verdict, its time, the time so far)."""
+    ``stop_at_first``: none after the first that differs; ``progress`` counts the scripts and
+    cases (each one's verdict and time); ``reference``: delta-spark's side recorded and
+    replayed (None: always live, nothing recorded)."""
     engines = make_engines(spark)
     base = Path(tempfile.mkdtemp(prefix="deltaspec-spark-diff-")) if workdir is None else workdir
     report = DifferentialReport()
-    started = time.perf_counter()
-    total = len(SCRIPTS) + len(CONFLICTS)
 
-    def done(kind: str, name: str, failures: list[str], since: float) -> None:
+    def done(label: str, failures: list[str], since: float, replays_before: int) -> None:
+        replayed = reference is not None and len(reference.replayed) > replays_before
+        if replayed:
+            report.replayed.append(label)
+        report.seconds[label] = round(time.perf_counter() - since, 1)
         if progress is not None:
-            now = time.perf_counter()
             verdict = "differs from delta-spark" if failures else "same as delta-spark"
-            count = len(report.scripts) + len(report.conflicts)
-            progress(f"  {kind} {name} ({count}/{total}): {verdict} in {now - since:.1f} s "
-                     f"({now - started:.0f} s so far)")  # fmt: skip
+            progress.step(label, f"{verdict}, delta-spark {'replayed' if replayed else 'live'}, "
+                          f"in {report.seconds[label]:.1f} s")  # fmt: skip
+
+    def replays() -> int:
+        return 0 if reference is None else len(reference.replayed)
 
     try:
         for name in SCRIPTS:
-            since = time.perf_counter()
-            found = differences(run_both(spark, engines, name, base / name))
+            since, before = time.perf_counter(), replays()
+            found = differences(run_both(spark, engines, name, base / name, reference))
             report.scripts[name] = script_failures(name, found)
-            done("script", name, report.scripts[name], since)
+            done(name, report.scripts[name], since, before)
             if stop_at_first and report.failures():
                 return report
         for case in CONFLICTS:
-            since = time.perf_counter()
-            outcomes = run_conflict(spark, engines, case, base / case.replace(" ", "-"))
+            since, before = time.perf_counter(), replays()
+            outcomes = run_conflict(spark, engines, case, base / case.replace(" ", "-"), reference)
             report.conflicts[case] = conflict_differences(outcomes, case)
-            done("conflict case", case, report.conflicts[case], since)
+            done(f"conflict: {case}", report.conflicts[case], since, before)
             if stop_at_first and report.failures():
                 return report
     finally:

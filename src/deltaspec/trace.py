@@ -11,6 +11,7 @@ import pkgutil
 import re
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import deltaspec
 
@@ -31,16 +32,24 @@ TEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def (test_\w+)", re.MULTILINE)
 
 @cache
 def import_sides() -> None:
-    """Import every module of deltaspec.model and deltaspec.impl, so that every ``@rule``
-    marker is registered."""
-    for name in ("deltaspec.model", "deltaspec.impl"):
-        package = importlib.import_module(name)
+    """Import every module of deltaspec.model, deltaspec.impl and deltaspec.spark (on a light
+    install, without pyspark, none of the last), so that every ``@rule`` marker is registered."""
+    for name in ("deltaspec.model", "deltaspec.impl", "deltaspec.spark"):
+        package = _imported(name)
+        if package is None:
+            continue
         for module in pkgutil.walk_packages(package.__path__, f"{name}."):
-            try:
-                importlib.import_module(module.name)
-            except ModuleNotFoundError as missing:  # a light install has no Spark path
-                if not (missing.name or "").startswith(OPTIONAL_MODULES):
-                    raise
+            _imported(module.name)
+
+
+def _imported(name: str) -> ModuleType | None:
+    """The module ``name``, imported; None when it needs an optional package not installed."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as missing:  # a light install has no Spark path
+        if not (missing.name or "").startswith(OPTIONAL_MODULES):
+            raise
+        return None
 
 
 def repository_root() -> Path:

@@ -21,6 +21,7 @@ from . import (
     outputs,
     spec,
 )
+from .quiet import apply_quiet
 
 COMMANDS = (spec, check, conformance, engines, matrix, describe, oracle, mutants, explore, inspect)
 """The subcommands, in the order ``deltaspec --help`` lists them."""
@@ -47,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = outputs.unwritable(args)
     if problem is not None:
         return _setup_error(args, problem)
+    apply_quiet(args)
     try:
         code: int = args.run(args)
     except ImportError as error:

@@ -3,7 +3,8 @@
 on real files; the differential state machine; the Spark path against live delta-spark), each
 reported with its time; one summary, a JSON report, non-zero on any failure. A stage that cannot
 run here is named in the verdict (``PASS (spark skipped: why)``); ``--require-stages`` makes it a
-failure. ``--quick`` runs the stages without the state machine's search and without Spark."""
+failure. ``--quick`` runs the stages without the state machine's search and without Spark. The Spark
+stage fetches its pinned engine when it is missing; ``--offline`` fetches nothing."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .corpus_args import add_corpus_arguments
 from .outputs import add_output
+from .quiet import add_quiet_argument
+
+if TYPE_CHECKING:
+    from deltaspec.conformance.oracle.stages import StageOptions
 
 STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
 STORES = ("local", "s3", "azure")
@@ -45,30 +50,34 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--require-stages", action="store_true",
                         help="fail when a chosen stage (or the fixtures suite) could not run "
                         "here, instead of passing with it named as skipped (for CI)")  # fmt: skip
+    parser.add_argument("--offline", action="store_true",
+                        help="fetch nothing: without its engine in the cache the Spark stage "
+                        "is skipped (named in the verdict); by default a missing engine is "
+                        "fetched from Maven Central and PyPI when they answer")  # fmt: skip
+    parser.add_argument("--live", action="store_true",
+                        help="run delta-spark's side of every Spark script and conflict case "
+                        "live (and record it), instead of replaying what an earlier run "
+                        "recorded in $DELTASPEC_CACHE/spark-reference")  # fmt: skip
+    add_quiet_argument(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
-    from deltaspec.conformance.oracle.stages import StageOptions, chosen, run_stage
+    from deltaspec.conformance.oracle.stages import StageOptions
 
     started = time.perf_counter()
-    stages: list[dict[str, Any]] = []
-    reports: dict[str, Any] = {}
     with _server(args.store) if args.store != "local" else nullcontext() as server:
-        options = StageOptions(args.scenarios, args.fixtures, args.regressions, server=server)
-        for stage in chosen(args.stage, quick=args.quick):
-            print(f"== {stage.name}: {stage.about}", flush=True)
-            result = run_stage(stage, options)
-            verdict = "SKIPPED" if result.skipped else "PASS" if result.passed else "FAIL"
-            print(
-                f"{stage.name}: {verdict} in {result.seconds:.1f} s; {result.summary}", flush=True
-            )
-            reports[stage.name] = result.report
-            stages.append({"name": stage.name, "passed": result.passed,
-                           "skipped": result.skipped, "seconds": round(result.seconds, 1),
-                           "summary": result.summary})  # fmt: skip
+        options = StageOptions(
+            args.scenarios,
+            args.fixtures,
+            args.regressions,
+            server=server,
+            offline=args.offline,
+            live=args.live,
+        )
+        stages, reports = _run_stages(args, options)
     skipped = _skipped(stages, reports)
     failed = [s["name"] for s in stages if not s["passed"]]
     if args.require_stages:
@@ -82,6 +91,31 @@ def run(args: argparse.Namespace) -> int:
     verdict = _verdict(failed, skipped)
     print(f"deltaspec check: {verdict} in {seconds:.0f} s (report: {args.report})")
     return 1 if failed else 0
+
+
+def _run_stages(
+    args: argparse.Namespace, options: StageOptions
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The chosen stages in order, each with its heading and verdict line (a progress line on
+    stderr when one is due): their rows for the report, and their reports by name."""
+    from deltaspec.conformance.harness.progress import Progress
+    from deltaspec.conformance.oracle.stages import chosen, run_stage
+
+    stages: list[dict[str, Any]] = []
+    reports: dict[str, Any] = {}
+    order = chosen(args.stage, quick=args.quick)
+    progress = Progress("check", len(order))
+    for stage in order:
+        print(f"== {stage.name}: {stage.about}", flush=True)
+        result = run_stage(stage, options)
+        verdict = "SKIPPED" if result.skipped else "PASS" if result.passed else "FAIL"
+        print(f"{stage.name}: {verdict} in {result.seconds:.1f} s; {result.summary}", flush=True)
+        progress.step(f"stage {stage.name}", f"{verdict} in {result.seconds:.1f} s")
+        reports[stage.name] = result.report
+        stages.append({"name": stage.name, "passed": result.passed,
+                       "skipped": result.skipped, "seconds": round(result.seconds, 1),
+                       "summary": result.summary})  # fmt: skip
+    return stages, reports
 
 
 def _server(store: str) -> Any:

@@ -21,6 +21,7 @@ from deltaspec.conformance.harness.selection import Selection
 
 from .corpus_args import add_corpus_arguments, add_directories
 from .outputs import add_output
+from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
     from deltaspec.conformance.harness.suites import Report
@@ -52,6 +53,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add_output(parser, "--json", metavar="PATH", help="write the JSON report")
     add_output(parser, "--markdown", metavar="PATH", help="write a markdown report")
     _add_gate_arguments(parser)
+    add_quiet_argument(parser)
     return parser
 
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .quiet import add_quiet_argument
+
+if TYPE_CHECKING:
+    from deltaspec.conformance.explore.search import Progress as SearchProgress
 
 from .outputs import add_output
 
@@ -48,24 +54,21 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                "the cache, $DELTASPEC_CACHE or ~/.cache/deltaspec; never the current "
                "directory)")  # fmt: skip
     add_output(parser, "--json", metavar="PATH", help="write a JSON report")
-    add("--quiet", action="store_true", help="no progress on stderr")
+    add_quiet_argument(parser)
     return parser
 
 
-def _explore_progress(quiet: bool) -> Any:
-    from deltaspec.conformance.explore.search import Progress
+def _explore_progress() -> Callable[[SearchProgress], None]:
+    """The search's progress as a line on stderr every few seconds (conformance/harness/
+    progress; ``--quiet`` silences it)."""
+    from deltaspec.conformance.harness.progress import Progress
 
-    if quiet:
-        return None
-    end = "\r" if sys.stderr.isatty() else "\n"
+    lines = Progress("explore")
 
-    def show(progress: Progress) -> None:
-        print(
-            f"explore: depth {progress.depth}, {progress.states:,} distinct states, "
-            f"{progress.queued:,} queued, {progress.states_per_second:,.0f} states/s   ",
-            end=end,
-            file=sys.stderr,
-            flush=True,
+    def show(progress: SearchProgress) -> None:
+        lines.note(
+            f"depth {progress.depth}, {progress.states:,} distinct states, "
+            f"{progress.queued:,} queued, {progress.states_per_second:,.0f} states/s"
         )
 
     return show
@@ -94,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
     except ExploreError as error:
         print(f"deltaspec explore: {error}", file=sys.stderr)
         return 2
-    explorer, report = explore(config, _explore_progress(args.quiet))
-    if not args.quiet and sys.stderr.isatty():
-        print(file=sys.stderr)
+    explorer, report = explore(config, _explore_progress())
     print(f"explore {config.slug}: {config.describe()}")
     print(report.summary())
     code = 0

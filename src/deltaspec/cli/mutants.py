@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .outputs import add_output
+from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
     from deltaspec.conformance.oracle.catalog import Mutant
@@ -42,6 +43,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="run each mutant only on the stage recorded as killing it "
                              "(its killed_by): the quick check the tests make")  # fmt: skip
     add_output(parser, "--json", metavar="PATH", help="write a JSON report")
+    add_quiet_argument(parser)
     return parser
 
 
@@ -153,18 +155,22 @@ def disagreements(results: Iterable[MutantResult], mutants: dict[str, Mutant]) -
 
 
 def run(args: argparse.Namespace) -> int:
+    from deltaspec.conformance.harness.progress import Progress
     from deltaspec.conformance.oracle.mutants import CATALOG, STAGES, run_mutants
 
     chosen = _chosen(args, CATALOG)
     if chosen is None:
         return 2
     mutants = {m.id: m for m in chosen}
+    progress = Progress("mutants", len(mutants))
+    progress.say(f"the unmutated baseline, then {len(mutants)} mutants, {args.jobs} at a time")
 
     def show(result: MutantResult) -> None:
         verdict = f"killed by {result.stage}" if result.killed else "SURVIVED"
         mutant = mutants[result.id]
         print(f"{result.id:<38} {verdict:<18} {result.seconds:6.1f} s  {mutant.module:<26} "
               f"{mutant.description}", flush=True)  # fmt: skip
+        progress.step(result.id, verdict)
 
     stages = args.stage or STAGES
     baseline, results = run_mutants(
