@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 QUIET_ENV = "DELTASPEC_QUIET"
@@ -24,9 +26,20 @@ def quiet() -> bool:
     return os.environ.get(QUIET_ENV, "") not in {"", "0"}
 
 
-def silence() -> None:
-    """No progress lines from here on, in this process and the ones it starts."""
+@contextmanager
+def silenced() -> Iterator[None]:
+    """No progress lines while the context lasts, in this process and the ones it starts; the
+    setting is restored afterwards (``main`` called in-process, as tests and embedders do,
+    leaves no silence behind)."""
+    before = os.environ.get(QUIET_ENV)
     os.environ[QUIET_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(QUIET_ENV, None)
+        else:
+            os.environ[QUIET_ENV] = before
 
 
 @dataclass

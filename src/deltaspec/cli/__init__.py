@@ -21,7 +21,7 @@ from . import (
     outputs,
     spec,
 )
-from .quiet import apply_quiet
+from .quiet import quiet_if_asked
 
 COMMANDS = (spec, check, conformance, engines, matrix, describe, oracle, mutants, explore, inspect)
 """The subcommands, in the order ``deltaspec --help`` lists them."""
@@ -48,9 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = outputs.unwritable(args)
     if problem is not None:
         return _setup_error(args, problem)
-    apply_quiet(args)
     try:
-        code: int = args.run(args)
+        with quiet_if_asked(args):
+            code: int = args.run(args)
     except ImportError as error:
         from ..extras import missing_extra
 

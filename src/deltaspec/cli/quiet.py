@@ -1,9 +1,10 @@
 """``--quiet``: no progress lines (conformance/harness/progress.py) on stderr; the commands that
-run long take it, and ``main`` applies it before the command runs."""
+run long take it, and ``main`` applies it while the command runs."""
 
 from __future__ import annotations
 
 import argparse
+from contextlib import AbstractContextManager, nullcontext
 
 
 def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
@@ -12,9 +13,11 @@ def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def apply_quiet(args: argparse.Namespace) -> None:
-    """Silence the progress lines of this process, and of those it starts, when asked."""
+def quiet_if_asked(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """While the command runs: no progress lines from this process and those it starts, when
+    ``--quiet`` asked for it (restored afterwards)."""
     if getattr(args, "quiet", False):
-        from deltaspec.conformance.harness.progress import silence
+        from deltaspec.conformance.harness.progress import silenced
 
-        silence()
+        return silenced()
+    return nullcontext()

@@ -60,7 +60,14 @@ def test_a_stage_that_raises_fails_and_one_that_cannot_run_is_skipped() -> None:
 def test_the_services_agree_with_the_model_on_real_tables(tmp_path: Path) -> None:
     for seed in range(4):
         counts = services.run_scenario(seed, tmp_path)
-        assert set(counts) == {"time travel", "retention", "vacuum", "checkpoints", "cleanup"}
+        assert set(counts) == {
+            "strays",
+            "time travel",
+            "retention",
+            "vacuum",
+            "checkpoints",
+            "cleanup",
+        }
 
 
 def test_cleanup_deletes_something_in_some_scenarios(tmp_path: Path) -> None:
