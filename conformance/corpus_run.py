@@ -1,8 +1,5 @@
 """Running the conformance suites on an adapter named by its registry name: what ``deltaspec
-conformance`` and the vector stages of ``deltaspec check`` (conformance/oracle/stages) both run.
-
-Only the standard library at import time: the ``deltaspec`` command builds its parsers on every
-start, and the suites pull in pyarrow, the model and the impl."""
+conformance`` and the vector stages of ``deltaspec check`` (conformance/oracle/stages) both run."""
 
 from __future__ import annotations
 
@@ -13,8 +10,23 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from deltaspec.extras import available, install_hint
+from deltaspec.rules import load_rules
+
+from .adapters.readers import model_states
+from .adapters.registry import UnknownAdapter, adapter_factory, table_reader
+from .harness import fixtures, suites
+from .harness.adapter import Adapter
+from .harness.gate import judge_coverage, not_for_release, parse_release
+from .harness.logvectors import load_log_vectors, run_log_vectors
 from .harness.progress import Progress
+from .harness.reporting import console
+from .harness.scenarios import load_scenarios
 from .harness.selection import Selection
+from .harness.suites import cite
+from .harness.transcript import Recorder, write_trace
+from .harness.verdicts import CaseResult, Verdict, apply_known, load_known_issues
+from .writes.suite import run_writes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,8 +34,6 @@ if TYPE_CHECKING:
     from .harness.gate import Gate
     from .harness.suites import Report
     from .harness.verdicts import CaseResult, KnownIssue
-
-SUITES = ("scenarios", "fixtures", "writes", "logs")
 
 DEFAULT_FIXTURES = Path(
     os.environ.get(
@@ -39,8 +49,6 @@ def fixtures_dir(given: Path | None) -> Path:
 
 def missing_prerequisite(suite: str, fixtures: Path | None) -> str | None:
     """Why ``suite`` cannot run on this install (None: it can)."""
-    from deltaspec.extras import available, install_hint
-
     if suite in {"fixtures", "writes"} and not (fixtures_dir(fixtures) / "MANIFEST.json").is_file():
         return (
             f"no delta-spark fixtures at {fixtures_dir(fixtures)}: pass --fixtures DIR or "
@@ -79,10 +87,6 @@ class Corpus:
 def run_suites(
     adapter: str, chosen: list[str], corpus: Corpus, options: RunOptions | None = None
 ) -> Report:
-    from .harness import suites
-    from .harness.gate import judge_coverage
-    from .harness.verdicts import apply_known, load_known_issues
-
     options = options or RunOptions()
     report = suites.Report(adapter, corpus.strict)
     known = load_known_issues(adapter, corpus.known_issues)
@@ -93,8 +97,6 @@ def run_suites(
     if options.stop_at_first_failure and report.failures():
         return report
     if "fixtures" in chosen or "logs" in chosen:
-        from .adapters.registry import table_reader
-
         with table_reader(adapter) as reader:
             for suite in ("fixtures", "logs"):
                 if suite in chosen:
@@ -103,8 +105,6 @@ def run_suites(
                     )
             capabilities |= frozenset() if reader is None else frozenset({"read_table"})
     if "writes" in chosen:
-        from .writes.suite import run_writes
-
         writes = run_writes(adapter, fixtures_dir(corpus.fixtures_dir))
         selected = [r for r in writes if options.selection.matches(r.case, r.rules)]
         report.suites["writes"] = apply_known(selected, known)
@@ -120,9 +120,6 @@ def _scenario_suite(
     adapter: str, corpus: Corpus, options: RunOptions, known: dict[str, KnownIssue]
 ) -> tuple[tuple[list[CaseResult], list[CaseResult]], frozenset[str]]:
     """The scenario vectors chosen: (run, declined for ``--profile``) and the capabilities."""
-    from .harness.scenarios import load_scenarios
-    from .harness.suites import cite
-
     vectors = [
         v
         for v in load_scenarios(corpus.scenario_dirs, include_spec=options.include_spec)
@@ -138,18 +135,11 @@ def _scenario_suite(
 
 def _fails(known: dict[str, KnownIssue], strict: bool, result: CaseResult) -> bool:
     """Whether ``result`` fails the run once the known issues excuse what they excuse."""
-    from .harness.verdicts import apply_known
-
     return apply_known([result], known)[0].fails(strict)
 
 
 def _declined_for_release(vectors: list[Any], profile: str) -> tuple[list[CaseResult], list[Any]]:
     """The vectors not for release ``profile`` (skipped, with why) and the others."""
-    from deltaspec.rules import load_rules
-
-    from .harness.gate import not_for_release, parse_release
-    from .harness.verdicts import CaseResult, Verdict
-
     release = parse_release(profile)
     rules = {rule.id: rule for rule in load_rules()}
     reasons = {v.id: not_for_release(v, release, rules) for v in vectors}
@@ -167,12 +157,6 @@ def _scenario_results(
     options: RunOptions,
     stop: Callable[[CaseResult], bool] | None = None,
 ) -> tuple[list[CaseResult], frozenset[str]]:
-    from .adapters.registry import adapter_factory
-    from .harness import suites
-    from .harness.adapter import Adapter
-    from .harness.transcript import Recorder, write_trace
-    from .harness.verdicts import Verdict
-
     progress = Progress(f"{adapter} scenarios", len(vectors))
     transcripts: list[list[str]] = []
     with adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
@@ -203,8 +187,6 @@ def _probe(factory: Any, scratch: Path) -> frozenset[str]:
 
 def _declared(adapter: str) -> frozenset[str]:
     """The declared capabilities when no scenario suite ran (for --require)."""
-    from .adapters.registry import UnknownAdapter, adapter_factory
-
     try:
         with adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
             return _probe(factory, Path(scratch))
@@ -221,11 +203,6 @@ def _read_suite(
     known: dict[str, KnownIssue],
 ) -> list[CaseResult]:
     """A suite that reads tables on disk: ``fixtures`` or ``logs`` (log vectors)."""
-    from .adapters.readers import model_states
-    from .harness import fixtures, suites
-    from .harness.logvectors import load_log_vectors, run_log_vectors
-    from .harness.verdicts import CaseResult, Verdict, apply_known
-
     if reader is None:
         why = f"{adapter} cannot read tables on disk (no read_table)"
         return [CaseResult(suite, Verdict.SKIPPED, (why,))]
@@ -260,9 +237,6 @@ def _for_profile(vectors: list[Any], options: RunOptions) -> list[Any]:
     release does (gate.not_for_release: its rules hold then, and behave as at the newest)."""
     if options.gate is None or options.gate.profile is None:
         return vectors
-    from deltaspec.rules import load_rules
-
-    from .harness.gate import not_for_release, parse_release
 
     rules = {rule.id: rule for rule in load_rules()}
     release = parse_release(options.gate.profile)
@@ -270,6 +244,4 @@ def _for_profile(vectors: list[Any], options: RunOptions) -> list[Any]:
 
 
 def print_report(report: Report, corpus: list[str] | None = None) -> None:
-    from .harness.reporting import console
-
     print("\n".join(console(report, corpus or [])))

@@ -46,8 +46,12 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from py4j.java_gateway import JavaClass
 from pyspark.errors import IllegalArgumentException
-from pyspark.sql import SparkSession
+from pyspark.errors.exceptions import captured
+from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.java_gateway import ensure_callback_server_started
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import (
     CaseInsensitiveDict,
     DataSource,
@@ -83,7 +87,7 @@ from .options import WriteOptions
 from .overwrite import overwrite_removes
 from .read import file_path, parse_timestamp, table_schema
 from .s3a import local_root
-from .write import assert_removable, commit_write, require_writable
+from .write import DeltaWriter, assert_removable, commit_write, require_writable
 
 NAME = "deltaspec"
 BEHIND_JVM = "deltaspec_python"  # the Python data source's name when the JVM one is "deltaspec"
@@ -100,7 +104,6 @@ def register(spark: SparkSession) -> None:
         spark.dataSource.register(DeltaspecDataSource)
         return
     spark.dataSource.register(_BehindJvm)
-    from pyspark.java_gateway import ensure_callback_server_started
 
     ensure_callback_server_started(spark.sparkContext._gateway)  # type: ignore[no-untyped-call]
     provider.setCallback(_JvmCallback(spark))
@@ -116,8 +119,6 @@ def python_format(spark: SparkSession) -> str:
 def _jvm_provider(spark: SparkSession) -> Any:
     """The session's ``deltaspec.spark.jvm.DeltaspecSource`` class (Py4J), or None: not loaded,
     or a Spark Connect session (no JVM here)."""
-    from py4j.java_gateway import JavaClass
-
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         return None
@@ -189,10 +190,6 @@ class _JvmCallback:
         return self._calling(_snapshot, CaseInsensitiveDict(dict(options)))
 
     def _write(self, mode: str, options: dict[str, str], jdf: Any) -> None:
-        from pyspark.sql import DataFrame
-
-        from .write import DeltaWriter
-
         lowered = {k.lower(): k for k in options}
         path = options.pop(lowered.get("path", "path"), None)
         if not path:
@@ -211,8 +208,6 @@ class _JvmCallback:
         writer.save(str(path))
 
     def _calling(self, function: Any, *args: Any) -> Any:
-        from pyspark.errors.exceptions.captured import CapturedException
-
         try:
             function(*args)
         except errors.DeltaError as error:
@@ -275,8 +270,6 @@ def _convert_raised_errors() -> None:
     JVM data source raised (conflicts as ``deltaspec.spark.exceptions``' classes, the typed
     errors as the facade's), the way delta-spark's Python package patches the same converter
     for its conflict exceptions (``delta.exceptions.captured``). Once per process."""
-    from pyspark.errors.exceptions import captured
-
     original = captured.convert_exception
     if getattr(original, "_deltaspec", False):
         return

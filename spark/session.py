@@ -12,6 +12,7 @@ from typing import TypeVar
 from pyspark.sql import SparkSession
 
 from . import jvm_source
+from .datasource import register
 
 # Confs that every session writing through deltaspec.spark should have: timestamps stored
 # with Parquet statistics (INT96 columns have none), a UTC session zone (partition values and
@@ -62,7 +63,6 @@ def local_session(
         warnings.warn(str(error), RuntimeWarning, stacklevel=2)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
-    from .datasource import register  # imports pyarrow and the impl
 
     register(session)
     return session

@@ -6,8 +6,8 @@ write-read, anti-dependencies on files and on read predicates) and :func:`check`
 the promises of ISOLATION.LEVELS that the history breaks, each as an :class:`Anomaly`
 carrying a minimal witness cycle and an English explanation. :func:`logged_commit` reads
 one commit as a log records it (the caller reads the table), :func:`to_dot` draws a history
-for Graphviz. The checker imports neither the model nor the impl: it judges both, so it
-evaluates predicates with its own :mod:`~deltaspec.conformance.isolation.predicates`.
+for Graphviz. The checker judges both the model and the impl, so it evaluates predicates with
+its own :mod:`~deltaspec.conformance.isolation.predicates`.
 
 A commit's *reads* are its read files plus the paths it removes: a remove implies the
 file was read (CONFLICT.DELETE_DELETE treats them alike). Predicates are evaluated on

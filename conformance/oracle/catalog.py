@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from deltaspec.rules import RULE_ID
+from deltaspec.rules import RULE_ID, load_rules
 
 IMPL = "deltaspec.impl."
 SPARK_PREFIX = "spark."
@@ -43,6 +43,13 @@ cleanup, retention, time travel) and the differential Spark stage (against live 
 class MutantError(Exception):
     """A mutant that no longer applies: its rule or function is not found, or its snippet is
     not found exactly once."""
+
+
+STAGES: tuple[str, ...] = ("vectors", "race", "services", "machine", "spark")
+"""The stages a mutant runs, in order: ``IMPL_STAGE_NAMES`` of conformance/oracle/stages.py, the
+registry ``deltaspec check`` runs too (spelled out here, in a module light to import, for the
+parser of ``deltaspec mutants``; a test keeps them equal). The vectors on the model alone are
+left out: a mutant of the impl cannot fail them."""
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,6 @@ def source_of(target: str) -> str:
 def resolve_target(mutant: Mutant) -> str:
     """The function ``mutant`` changes: its helper ``function``, or the one function of its side
     marked with its rule (when several are, the one whose source holds the snippet)."""
-    from deltaspec.rules import load_rules
-    from deltaspec.trace import marked
-
     if not RULE_ID.fullmatch(mutant.rule) or mutant.rule not in {r.id for r in load_rules()}:
         raise MutantError(f"{mutant.id}: no rule {mutant.rule!r} in spec/")
     if mutant.function is not None:
@@ -113,6 +117,9 @@ def resolve_target(mutant: Mutant) -> str:
         except (ImportError, AttributeError) as error:
             raise MutantError(f"{mutant.id}: no function {where} ({error})") from error
         return where
+    # every Python process of a mutant run imports this module at its start (mutant_env.py)
+    from deltaspec.trace import marked  # lazy: Spark workers' start-up (0.6 s)
+
     found = marked(mutant.rule, mutant.side)
     if len(found) > 1:
         found = [where for where in found if len(_snippets(source_of(where), mutant.old)) == 1]

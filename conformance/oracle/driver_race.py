@@ -23,6 +23,7 @@ same rounds. The conditional store must lose nothing (LOG.PUT_IF_ABSENT).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,6 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deltaspec.impl.actions import CommitInfo
+from deltaspec.impl.log.object_store import ObjectLogStore
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+
+from ..adapters.impl import ObjectStoreImplAdapter
 from ..harness.adapter import Json
 from ..harness.scenarios import Begin, Commit, Scenario, parse_scenario
 from ..servers.serving import ObjectStoreServer
@@ -92,12 +98,6 @@ def _driver(
     """One writer's driver: a process of its own, serving its orchestrator's commands. Its
     impl's warnings (a checksum that cannot be written beside a lost commit) stay quiet: the
     orchestrator reports what was lost."""
-    import logging
-
-    from deltaspec.impl.log.object_store import ObjectLogStore
-
-    from ..adapters.impl import ObjectStoreImplAdapter
-
     logging.disable(logging.WARNING)
     scenario = parse_scenario(vector, "replay")
     spec = scenario.writers[writer]
@@ -140,9 +140,6 @@ def _lost(
     txn_ids: Mapping[str, str],
 ) -> str | None:
     """The first writer told it committed a version that holds another commit, described."""
-    from deltaspec.impl.actions import CommitInfo
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-
     log = DeltaLog(table_url, storage_options=server.options)
     for writer, outcome in sorted(told.items()):
         version = outcome.get("committed")
@@ -159,10 +156,6 @@ def _lost(
 def _rounds(
     server: ObjectStoreServer, scenario: Scenario, vector: str, store: str, rounds: int
 ) -> StoreReplay:
-    from deltaspec.impl.log.object_store import ObjectLogStore
-
-    from ..adapters.impl import ObjectStoreImplAdapter
-
     context = multiprocessing.get_context("spawn")
     writers = sorted(scenario.writers)
     barriers = {size: context.Barrier(size) for size in range(1, len(writers) + 1)}

@@ -43,6 +43,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.log.names import commit_name
 from deltaspec.model.actions import AddFile, as_dict
 from deltaspec.model.predicates import parse
 from deltaspec.model.snapshot import Snapshot
@@ -683,9 +685,6 @@ def _race_once(store: Any, version: int, writers: int) -> tuple[list[bytes], lis
     """One race: (the payloads whose writers were told they won, those whose write had an
     unknown outcome — an OSError, e.g. a server that dropped the connection — and what is
     stored)."""
-    from deltaspec.impl.errors import VersionExistsError
-    from deltaspec.impl.log.names import commit_name
-
     barrier = threading.Barrier(writers)
     won: list[bytes] = []
     unknown: list[bytes] = []

@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from .catalog import by_id
+from .mutation import apply
+
 MUTANT_ENV = "DELTASPEC_MUTANT"
 
 
@@ -79,8 +82,6 @@ class _ApplyAfterImport(importlib.abc.MetaPathFinder):
 
 
 def _apply(mutant_id: str, target: str) -> None:
-    from .mutants import apply, by_id
-
     apply(by_id(mutant_id), target)
 
 

@@ -10,31 +10,32 @@ killing it (its ``killed_by``).
 """
 
 from __future__ import annotations
-import __future__
 
 import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
-from types import FunctionType
 from typing import Any
 
 from ..spark_differential.reference import ENV as REFERENCE_ENV
 from ..spark_differential.reference import default_folder, setting
 from .catalog import (
     CATALOG,
+    STAGES,
     Mutant,
     MutantError,
     by_id,
     mutated_source,
-    resolve,
 )
 from .mutant_env import worker_environment
+from .mutation import apply
+from .stages import StageOptions, chosen, run_stage
 
 __all__ = [
     "CATALOG",
+    "STAGES",
     "Mutant",
     "MutantError",
     "MutantResult",
@@ -44,50 +45,6 @@ __all__ = [
     "run_isolated",
     "run_mutants",
 ]
-
-
-def apply(mutant: Mutant, target: str | None = None) -> None:
-    """Swap the mutated function in, in this process only (``target``: the function's
-    ``module:qualname`` when the caller already resolved it).
-
-    The function object keeps its identity and takes the mutated code, so every reference to it
-    sees the mutant: module attributes, but also the tuples and tables of rule functions the impl
-    runs in order (a rebinding of names alone would leave those running the original). A
-    function whose closure differs from the mutant's is rebound by name instead."""
-    target = mutant.target if target is None else target
-    owner, name, original = resolve(target)
-    module = sys.modules[target.split(":")[0]]
-    code = compile(
-        mutated_source(mutant, target),
-        f"<mutant {mutant.id}>",
-        "exec",
-        flags=__future__.annotations.compiler_flag,
-        dont_inherit=True,
-    )
-    namespace: dict[str, Any] = {}
-    exec(code, module.__dict__, namespace)
-    replacement = namespace[name]
-    old, new = _function(original), _function(replacement)
-    same_closure = old is not None and new is not None and old.__code__.co_freevars == ()
-    if same_closure and new is not None and old is not None and new.__code__.co_freevars == ():
-        old.__code__ = new.__code__
-        old.__defaults__, old.__kwdefaults__ = new.__defaults__, new.__kwdefaults__
-        return
-    setattr(owner, name, replacement)
-    for other in list(sys.modules.values()):
-        if getattr(other, "__name__", "").startswith("deltaspec."):
-            for attr, value in list(vars(other).items()):
-                if value is original:
-                    setattr(other, attr, replacement)
-
-
-def _function(raw: Any) -> FunctionType | None:
-    """The plain function under a property, static or class method, or decorator wrapper."""
-    raw = getattr(raw, "fget", raw)
-    raw = getattr(raw, "__func__", raw)
-    while hasattr(raw, "__wrapped__"):
-        raw = raw.__wrapped__
-    return raw if isinstance(raw, FunctionType) else None
 
 
 @dataclass(frozen=True)
@@ -100,18 +57,9 @@ class MutantResult:
     detail: str = ""
 
 
-STAGES: tuple[str, ...] = ("vectors", "race", "services", "machine", "spark")
-"""The stages a mutant runs, in order: ``IMPL_STAGE_NAMES`` of conformance/oracle/stages.py, the
-registry ``deltaspec check`` runs too (spelled out so that importing this module stays light; a
-test keeps them equal). The vectors on the model alone are left out: a mutant of the impl
-cannot fail them."""
-
-
 def run_in_process(mutant_id: str | None, stages: Sequence[str] = STAGES) -> MutantResult:
     """Apply ``mutant_id`` (None: no mutant) here, then run the chosen stages in order; the
     first that fails kills the mutant. A stage that cannot run here (no Spark) kills nothing."""
-    from .stages import StageOptions, chosen, run_stage
-
     started = time.perf_counter()
     options = StageOptions(shrink=False, verbose=False, fail_fast=True)
     first: StageOptions | None = None
@@ -177,8 +125,6 @@ def run_mutants(
     """The unmutated baseline, then each mutant (``jobs`` at a time); with ``own_stage`` each
     mutant runs only its ``killed_by`` stage (a known survivor none) and the baseline every
     stage they name."""
-    from concurrent.futures import ThreadPoolExecutor
-
     chosen: Sequence[str] = list(ids) if ids is not None else [m.id for m in CATALOG]
     unknown = set(chosen) - {m.id for m in CATALOG}
     if unknown:

@@ -16,6 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from deltaspec.impl.actions import AddFile, SetTransaction
+from deltaspec.impl.errors import UnsafePathError, UnsupportedProtocolError
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.txn.transaction import OptimisticTransaction
+
 SCHEMA = {"type": "struct", "fields": [
     {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}  # fmt: skip
 
@@ -45,8 +50,6 @@ def _table(root: Path, actions: list[dict[str, Any]]) -> Path:
 
 
 def _refused(root: Path, error: type[Exception], what: str) -> None:
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-
     try:
         DeltaLog(str(root)).snapshot()
     except error:
@@ -55,8 +58,6 @@ def _refused(root: Path, error: type[Exception], what: str) -> None:
 
 
 def unknown_reader_feature(workdir: Path) -> None:
-    from deltaspec.impl.errors import UnsupportedProtocolError
-
     protocol = {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
                              "readerFeatures": ["deletionVectors", "futureReaderFeature"],
                              "writerFeatures": ["deletionVectors"]}}  # fmt: skip
@@ -65,8 +66,6 @@ def unknown_reader_feature(workdir: Path) -> None:
 
 
 def sibling_of_the_root(workdir: Path) -> None:
-    from deltaspec.impl.errors import UnsafePathError
-
     root = workdir / "t"
     outside = (workdir / "t-other" / "x.parquet").as_uri()
     protocol = {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}
@@ -75,10 +74,6 @@ def sibling_of_the_root(workdir: Path) -> None:
 
 
 def repeated_set_transaction(workdir: Path) -> None:
-    from deltaspec.impl.actions import AddFile, SetTransaction
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-    from deltaspec.impl.txn.transaction import OptimisticTransaction
-
     protocol = {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}
     root = _table(workdir / "txn-dedup", [protocol, _metadata()])
     same = SetTransaction("job", 3, 0)

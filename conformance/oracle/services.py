@@ -28,7 +28,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .stages import StageResult
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from deltaspec.impl.checkpoint.contents import checkpoint_table
+from deltaspec.impl.checkpoint.write import write_checkpoint
+from deltaspec.impl.errors import (
+    DeltaError,
+    InvalidTableLocationError,
+    VacuumRetentionTooShortError,
+)
+from deltaspec.impl.log import crashpoints
+from deltaspec.impl.log.listing import list_log
+from deltaspec.impl.log.stores import log_store_for
+from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
+from deltaspec.impl.retention.vacuum import vacuum
+from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.impl.snapshot.time_travel import version_at
+from deltaspec.impl.table.releases import CURRENT, Profile
+from deltaspec.model.actions import AddFile, Commit, DomainMetadata, RemoveFile, SetTransaction
+from deltaspec.model.checkpoint import (
+    checkpoint_actions,
+    checkpoint_file_names,
+    expired_log_versions,
+    interval_ms,
+    min_file_retention_timestamp,
+)
+from deltaspec.model.profiles import profile
+from deltaspec.model.snapshot import Snapshot, apply_commit
+
+from ..adapters.model import read_log_action
+from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
+from .service_probes import ProbeMismatch, run_probes
+from .stage_result import StageResult
 
 if TYPE_CHECKING:
     from ..servers.serving import ObjectStoreServer
@@ -72,8 +105,6 @@ class Table:
     """The log store of the table where the checks run (disk, or the server): one per table."""
 
     def __post_init__(self) -> None:
-        from deltaspec.impl.log.stores import log_store_for
-
         if self.server is None:
             self.store = log_store_for(self.root)
         else:
@@ -90,8 +121,6 @@ class Table:
 
     def log(self, clock: Callable[[], int] | None = None) -> Any:
         """A fresh ``DeltaLog`` (nothing read yet) on the table's store."""
-        from deltaspec.impl.snapshot.delta_log import DeltaLog
-
         return DeltaLog(self.store.table_path, self.store, clock=clock)
 
     def touch_log_file(self, name: str, ms: int) -> None:
@@ -268,11 +297,6 @@ def _copy_log_to_server(table: Table) -> None:
 
 def model_snapshot(table: Table, version: int) -> Any:
     """The model's replay of commits 0..version, decoded by the model adapter."""
-    from deltaspec.model.actions import Commit
-    from deltaspec.model.snapshot import Snapshot, apply_commit
-
-    from ..adapters.model import read_log_action
-
     snapshot = Snapshot()
     for v in range(version + 1):
         lines = (table.log_dir / f"{v:020d}.json").read_text(encoding="utf-8").splitlines()
@@ -283,9 +307,6 @@ def model_snapshot(table: Table, version: int) -> Any:
 
 def model_kept(snapshot: Any, now: int) -> dict[str, set[str]]:
     """What CHECKPOINT.CONTENTS keeps as of ``now``: live paths, tombstone paths, app ids."""
-    from deltaspec.model.actions import AddFile, DomainMetadata, RemoveFile, SetTransaction
-    from deltaspec.model.checkpoint import checkpoint_actions
-
     kept = checkpoint_actions(snapshot, now)
     return {
         "add": {a.path for a in kept if isinstance(a, AddFile)},
@@ -306,7 +327,6 @@ def _sorted(values: set[str]) -> list[str]:
 
 def _arrow_kept(rows: Any) -> dict[str, set[str]]:
     """The same three sets from a checkpoint's Arrow rows."""
-    import pyarrow.compute as pc
 
     def paths(column: str, key: str) -> set[str]:
         if column not in rows.column_names:
@@ -326,8 +346,6 @@ KINDS = ("add", "remove", "txn", "domain")
 def _retention_probes(table: Table) -> list[int]:
     """``now`` values at which a written tombstone or lastUpdated time is exactly at the
     tombstone or app-transaction cut-off, or one millisecond inside it."""
-    from deltaspec.model.checkpoint import interval_ms
-
     durations = [interval_ms(v) for k, v in table.configuration.items() if "Retention" in k]
     probes = {stamp + d + delta for stamp in table.stamps for d in durations for delta in (0, 1)}
     return sorted(probes)[:: max(1, len(probes) // 12)]
@@ -340,8 +358,6 @@ def _fixed(now: int) -> Callable[[], int]:
 def check_retention(table: Table) -> int:
     """RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION, CHECKPOINT.CONTENTS at every probe: the
     impl's snapshot as of ``now`` and its checkpoint rows against the model's checkpoint."""
-    from deltaspec.impl.checkpoint.contents import checkpoint_table
-
     latest = len(table.times) - 1
     model = model_snapshot(table, latest)
     probes = _retention_probes(table)
@@ -377,9 +393,6 @@ def expected_version_at(times: list[int], timestamp: int) -> int | str:
 
 
 def check_time_travel(table: Table) -> int:
-    from deltaspec.impl.errors import DeltaError
-    from deltaspec.impl.snapshot.time_travel import version_at
-
     log = table.log()
     probes = sorted({t + d for t in _adjusted(table.times) for d in (-1, 0, 1)})
     for timestamp in probes:
@@ -398,8 +411,6 @@ def expected_vacuum(table: Table, now: int) -> list[str]:
     unexpired tombstone, or removed by a commit made after the cut-off). A name is hidden when
     it starts with ``_`` or ``.``, unless it starts with ``_delta_index``, ``_change_data`` or a
     partition column's ``col=`` (delta-spark's isHiddenDirectory)."""
-    from deltaspec.model.checkpoint import min_file_retention_timestamp
-
     model = model_snapshot(table, len(table.times) - 1)
     cutoff = min_file_retention_timestamp(model.metadata, now)
     kept = model_kept(model, now)
@@ -437,11 +448,6 @@ def check_vacuum(table: Table) -> int:
     """Dry runs at every probe (cut-offs at each commit time and deletion timestamp, and one
     millisecond after), then one real VACUUM at the last probe; a retention one millisecond
     shorter than the table's is refused unless the check is turned off."""
-    from deltaspec.impl.errors import VacuumRetentionTooShortError
-    from deltaspec.impl.retention.vacuum import vacuum
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-    from deltaspec.model.checkpoint import interval_ms
-
     retention = interval_ms(table.configuration["delta.deletedFileRetentionDuration"])
     probes = sorted({t + retention + d for t in {*table.times, *table.stamps} for d in (0, 1)})
     log = DeltaLog(str(table.root))
@@ -484,9 +490,6 @@ def _hint(table: Table) -> dict[str, Any] | None:
 def _interrupted_write(table: Table, log: Any, version: int, parts: int, now: int) -> None:
     """CHECKPOINT.LAST_CHECKPOINT: a multi-part write that stops after its first part leaves
     ``_last_checkpoint`` as it was (the hint is written after every part exists)."""
-    from deltaspec.impl.checkpoint.write import write_checkpoint
-    from deltaspec.impl.log import crashpoints
-
     before = _hint(table)
     crashpoints.arm("checkpoint.between_parts", action=_interrupt)
     try:
@@ -517,8 +520,6 @@ def _check_files(table: Table, version: int, parts: int | None) -> None:
     on disk are exactly the model's names for ``parts`` (every part of one part count), none of
     them empty, and ``_last_checkpoint`` gives their number as ``parts`` (multi-part only,
     CHECKPOINT.LAST_CHECKPOINT) — else a reader would not take the checkpoint as complete."""
-    from deltaspec.model.checkpoint import checkpoint_file_names
-
     files = _checkpoint_files(table, version)
     _agree(f"checkpoint {version} files", [f.name for f in files],
            list(checkpoint_file_names(version, parts)))  # fmt: skip
@@ -540,11 +541,6 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
     timed earlier than any commit; read back, they hold what the model's checkpoint holds, they
     are the complete set of files the model names, and ``_last_checkpoint`` describes them. A
     multi-part one is first stopped after its first part."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from deltaspec.impl.checkpoint.write import write_checkpoint
-
     log = table.log()
     for version in table.checkpoints:
         now = table.times[version]
@@ -590,11 +586,6 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     (RETENTION.CHECKPOINT_PROTECTION), a cleanup as 3.3.2 does first (nothing below the
     protected version but in one go), then one as the newest release does at the same time
     (in chunks): the commits both deleted are the model's for the newest release."""
-    from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
-    from deltaspec.impl.table.releases import CURRENT, Profile
-    from deltaspec.model.checkpoint import expired_log_versions, interval_ms
-    from deltaspec.model.profiles import profile
-
     latest_checkpoint = table.checkpoints[-1]
     retention = interval_ms(table.configuration["delta.logRetentionDuration"])
     pivot = table.times[rng.randrange(latest_checkpoint)]
@@ -625,12 +616,6 @@ def check_strays(table: Table) -> int:
     client can name on a server, names that are no log file name on disk) change neither its
     latest version nor its listing, and every checks after this one runs with them present; on
     a server, every hostile URL aimed at the table is refused before any request."""
-    from deltaspec.impl.errors import InvalidTableLocationError
-    from deltaspec.impl.log.listing import list_log
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-
-    from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
-
     server, url = table.server, table.url
     if server is None or url is None:
         planted = len(plant_local_strays(table.log_dir))
@@ -688,8 +673,6 @@ def run_services(
     scenarios: int = SCENARIOS, server: ObjectStoreServer | None = None
 ) -> StageResult:
     """The one-off probes, then every scenario; the first disagreement fails the stage."""
-    from .service_probes import ProbeMismatch, run_probes
-
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}
     try:

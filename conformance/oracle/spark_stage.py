@@ -9,21 +9,29 @@ from __future__ import annotations
 import os
 import time
 
+from deltaspec.extras import available, install_hint
+
+from ..adapters.deltaspark_session import (
+    ENV,
+    RELEASE,
+    DeltaSparkUnavailable,
+    delta_session,
+    locate,
+)
+from ..engines.cache import engine_dir
+from ..engines.fetch import Status, fetch
+from ..engines.pins import load_pins
+from ..engines.reachable import unreachable
 from ..harness.progress import Progress
-from .stages import StageResult, StageSkipped
+from ..spark_differential.reference import for_check
+from .stage_result import StageResult, StageSkipped
 
 
 def spark_session(*, offline: bool = False) -> object:
     """This process's SparkSession with delta-spark, or StageSkipped saying why there is none."""
-    from deltaspec.extras import available, install_hint
-
     if not available("pyspark"):
         raise StageSkipped(f"needs pyspark: {install_hint('spark')}")
     ensure_engine(offline=offline)
-    from ..adapters.deltaspark_session import (
-        DeltaSparkUnavailable,
-        delta_session,
-    )
 
     try:
         return delta_session(app_name="deltaspec-check")
@@ -36,9 +44,6 @@ def ensure_engine(*, offline: bool = False) -> None:
     cache, fetched when it is missing, with a progress line; StageSkipped where it cannot be:
     ``offline``, a registry that does not answer a quick probe, a failed fetch. An engine named
     by ``DELTASPEC_DELTA_SPARK`` is the user's own and is never fetched."""
-    from ..adapters.deltaspark_session import ENV, RELEASE, DeltaSparkUnavailable, locate
-    from ..engines.cache import engine_dir
-
     if os.environ.get(ENV):
         return
     try:
@@ -54,10 +59,6 @@ def ensure_engine(*, offline: bool = False) -> None:
 
 
 def _fetch(release: str, missing: str, hint: str) -> None:
-    from ..engines.fetch import Status, fetch
-    from ..engines.pins import load_pins
-    from ..engines.reachable import unreachable
-
     why = unreachable()
     if why is not None:
         raise StageSkipped(f"{missing}, and it cannot be fetched here: {why}; {hint}")
@@ -82,8 +83,7 @@ def run_spark_differential(
     each script and case."""
     started = time.perf_counter()
     session = spark_session(offline=offline)
-    from ..spark_differential.reference import for_check
-    from ..spark_differential.suite import CASES, run_differential
+    from ..spark_differential.suite import CASES, run_differential  # lazy: pyspark is optional
 
     progress = Progress("spark", CASES, every=0, started=started) if verbose else None
     if progress is not None:

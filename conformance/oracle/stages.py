@@ -12,8 +12,8 @@ all, or with ``--quick`` the cheap ones, and reports each with its time) and ``d
 | ``spark`` | our Spark path against live delta-spark on the same scripts | no (Spark) |
 
 ``--quick`` is every stage with fixed inputs that needs no SparkSession: what is left out is the
-state machine's search and the Spark differential. Importing this module costs nothing: every
-stage imports what it needs when it runs.
+state machine's search and the Spark differential. A stage's result and its skip are in
+stage_result.py, which the stages in their own modules (services, spark_stage) import too.
 """
 
 from __future__ import annotations
@@ -22,11 +22,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from deltaspec.impl.log.local_store import LocalLogStore
+from deltaspec.rules import spec_root
+
+from ..adapters.impl import ImplAdapter, ObjectStoreImplAdapter
+from ..corpus_run import Corpus, RunOptions, missing_prerequisite, print_report, run_suites
+from ..harness.fixtures import PINNED_MANIFEST_SHA256
+from ..harness.selection import Selection
+from .differential import Divergence
+from .driver_race import StoreReplay, replay
+from .machine import ORACLE_PROFILES, race_put_if_absent, run_oracle
+from .services import run_services
+from .spark_stage import run_spark_differential
+from .stage_result import StageResult, StageSkipped
+from .store_race import race_processes
 
 if TYPE_CHECKING:
     from ..servers.serving import ObjectStoreServer
-    from .driver_race import StoreReplay
 
 
 @dataclass(frozen=True)
@@ -57,21 +71,6 @@ class StageOptions:
 
 
 @dataclass(frozen=True)
-class StageResult:
-    passed: bool
-    summary: str
-    """One line: what ran and how it went."""
-    report: dict[str, Any] = field(default_factory=dict)
-    skipped: str | None = None
-    """Why the stage did not run (then ``passed`` is True and nothing was checked)."""
-    seconds: float = 0.0
-
-
-class StageSkipped(Exception):
-    """A stage that cannot run on this install; the message says why and what to install."""
-
-
-@dataclass(frozen=True)
 class Stage:
     name: str
     run: Callable[[StageOptions], StageResult]
@@ -87,8 +86,6 @@ def _model(options: StageOptions) -> StageResult:
 
 
 def _vectors(options: StageOptions) -> StageResult:
-    from ..corpus_run import missing_prerequisite
-
     missing = missing_prerequisite("fixtures", options.fixtures)
     if options.rule is not None:
         return _suites("impl", ["scenarios", "logs"], options)
@@ -103,10 +100,6 @@ def _vectors(options: StageOptions) -> StageResult:
 
 
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
-    from ..corpus_run import Corpus, RunOptions, print_report, run_suites
-    from ..harness.fixtures import PINNED_MANIFEST_SHA256
-    from ..harness.selection import Selection
-
     pinned = PINNED_MANIFEST_SHA256 if options.fixtures_pinned else None
     # strict: the reference must give the exact conflict or error kind, and never a spurious
     # failure; what the conformance gate forgives another engine, the main job does not
@@ -128,10 +121,6 @@ def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResu
 
 
 def _race(options: StageOptions) -> StageResult:
-    from deltaspec.impl.log.local_store import LocalLogStore
-
-    from .machine import race_put_if_absent
-
     rounds = 200
     if options.server is not None:
         return _object_store_race(options.server, rounds)
@@ -142,9 +131,6 @@ def _race(options: StageOptions) -> StageResult:
 def _object_store_race(server: ObjectStoreServer, rounds: int) -> StageResult:
     """On the server: the thread race, then processes racing with the conditional store (no
     commit may be lost) and with the single-writer store (the loss it is refused for, shown)."""
-    from .machine import race_put_if_absent
-    from .store_race import race_processes
-
     won = race_put_if_absent(server.log_store, rounds=rounds)
     conditional = race_processes(server.table_url("race"), server.options)
     unsafe = race_processes(server.table_url("race"), server.options, conditional_writes=False)
@@ -177,25 +163,15 @@ RACED_VECTOR = "log/put-if-absent/losing-writer-retries-next-version"
 def _drivers_race(server: ObjectStoreServer) -> list[StoreReplay]:
     """:data:`RACED_VECTOR` replayed by one driver process per writer, its commits racing, with
     the store that checks then writes and with the conditional store (driver_race.py)."""
-    from deltaspec.rules import spec_root
-
-    from .driver_race import replay
-
     vector = spec_root().joinpath("scenarios", *f"{RACED_VECTOR}.json".split("/"))
     return replay(server, vector.read_text(encoding="utf-8"), rounds=10)
 
 
 def _services(options: StageOptions) -> StageResult:
-    from .services import run_services
-
     return run_services(server=options.server)
 
 
 def _machine(options: StageOptions) -> StageResult:
-    from ..adapters.impl import ImplAdapter, ObjectStoreImplAdapter
-    from .differential import Divergence
-    from .machine import ORACLE_PROFILES, run_oracle
-
     profile = ORACLE_PROFILES["ci"]
     profile = profile if options.shrink else replace(profile, shrink=False)
     server = options.server
@@ -211,8 +187,6 @@ def _machine(options: StageOptions) -> StageResult:
 
 
 def _spark(options: StageOptions) -> StageResult:
-    from .spark_stage import run_spark_differential
-
     return run_spark_differential(
         stop_at_first=options.fail_fast,
         verbose=options.verbose,

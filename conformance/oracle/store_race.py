@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import queue
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from deltaspec.impl.errors import VersionExistsError
+from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.log.object_store import ObjectLogStore
 
 __all__ = ["RaceCount", "race_processes"]
 
@@ -51,10 +57,6 @@ def _writer(
     barrier: Any,
     results: Any,
 ) -> None:
-    from deltaspec.impl.errors import VersionExistsError
-    from deltaspec.impl.log.names import commit_name
-    from deltaspec.impl.log.object_store import ObjectLogStore
-
     store = ObjectLogStore(
         table_url, options, conditional_writes=conditional, single_writer=not conditional
     )
@@ -72,9 +74,6 @@ def _writer(
 def _collect(results: Any, processes: list[Any], seconds: float) -> dict[int, list[int]]:
     """Each writer's wins, as they report them; a writer that dies first (or a race past
     ``seconds``) is a RuntimeError, never a wait for a result that cannot come."""
-    import queue
-    import time
-
     deadline = time.monotonic() + seconds
     won_by: dict[int, list[int]] = {}
     while len(won_by) < len(processes):
@@ -97,9 +96,6 @@ def race_processes(
     conditional_writes: bool = True,
 ) -> RaceCount:
     """Race ``writers`` processes over ``rounds`` commit names of the table at ``table_url``."""
-    from deltaspec.impl.log.names import commit_name
-    from deltaspec.impl.log.object_store import ObjectLogStore
-
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(writers)
     results = context.Queue()

@@ -13,6 +13,7 @@ concurrent, and a check-then-write store's separate HEAD and PUT still interleav
 from __future__ import annotations
 
 import sys
+import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,14 +49,12 @@ def s3_server() -> Iterator[dict[str, str]]:
 
 def serve(port: int) -> None:
     """moto's S3 server on ``127.0.0.1:port``, one request at a time (see the module docstring)."""
-    import threading
-
-    from moto.moto_server.werkzeug_app import (
+    from moto.moto_server.werkzeug_app import (  # lazy: moto is optional (extra servers)
         DomainDispatcherApplication,
         MotoRequestHandler,
         create_backend_app,
     )
-    from werkzeug.serving import run_simple
+    from werkzeug.serving import run_simple  # lazy: moto's werkzeug is optional (extra servers)
 
     app = DomainDispatcherApplication(create_backend_app)
     one_at_a_time = threading.Lock()

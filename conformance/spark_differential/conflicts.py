@@ -10,6 +10,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from deltaspec.spark import write_delta
 from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
 from ..adapters.deltaspark_loser import conflict_name, delta_spark_loser
@@ -27,8 +28,6 @@ def _delete(condition: str | None) -> Callable[[SparkSession, str, Callable[[], 
 
 def _write(**options: Any) -> Callable[[SparkSession, str, Callable[[], None]], None]:
     def run(spark: SparkSession, root: str, winner: Callable[[], None]) -> None:
-        from deltaspec.spark import write_delta
-
         rows = [(7, "a", "q")] if "txnAppId" in options else [(5, "a", "new")]
         write_delta(frame(spark, rows), root, before_commit=winner, **options)
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..adapters.deltaspark_session import locate
 from ..engines.cache import cache_root
 
 ENV = "DELTASPEC_SPARK_REFERENCE"
@@ -130,9 +131,7 @@ _FINGERPRINT: list[str] = []
 def _fingerprint() -> str:
     """The differential's source, delta-spark's jars (names and sizes) and pyspark's version."""
     if not _FINGERPRINT:
-        import pyspark
-
-        from ..adapters.deltaspark_session import locate
+        import pyspark  # lazy: pyspark is optional
 
         digest = hashlib.sha256(pyspark.__version__.encode())
         here = Path(__file__).parents[1]

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -503,9 +505,6 @@ _FOREIGN_FILES = {
 def write_foreign_table(root: str) -> None:
     """Version 0 of a table another writer wrote: Parquet files by pyarrow and a commit by
     hand, with the partition values of ``_FOREIGN_FILES``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     log = Path(root) / "_delta_log"
     log.mkdir(parents=True)
     metadata = {

@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from deltaspec.rules import load_rules
+
 from ..harness.fixtures import PINNED_MANIFEST_SHA256
 from ..harness.logvectors import load_log_vectors
 from ..harness.scenarios import load_scenarios
@@ -146,8 +148,6 @@ def _vectors() -> dict[str, Any]:
 
 @cache
 def _rule_titles() -> dict[str, str]:
-    from deltaspec.rules import load_rules
-
     return {rule.id: rule.title for rule in load_rules()}
 
 

@@ -7,7 +7,7 @@ The cell's outcome, rules and reasoning ("why") come from the matrix data; this 
 spells them out as vectors: each matrix operation is a kind of the workload alphabet
 (``MATRIX_OPERATIONS``), written as ``workload.scenario.matrix_writer`` spells it. It lives here,
 beside the alphabet, and not in ``deltaspec.spec.generators``: the spec is the chain's bottom
-layer and imports no conformance module.
+layer.
 tests/spec/test_log_vectors.py checks that the committed vectors equal its output.
 """
 

@@ -5,14 +5,17 @@ the commits and checkpoints are compared field by field, with the accepted diffe
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from deltaspec.spark import MergeClause
@@ -25,7 +28,7 @@ from ..harness.verdicts import (
     apply_known,
     load_known_issues,
 )
-from .suite import read_commit
+from .commits import read_commit
 
 Json = dict[str, Any]
 
@@ -41,8 +44,6 @@ _COMPARED_INFO = ("operation", "isBlindAppend", "isolationLevel", "readVersion")
 
 def live_rows(count: int = 24) -> list[tuple[Any, ...]]:
     """The input rows: every awkward partition value, dates, timestamps, strings, doubles, nulls."""
-    import datetime as dt
-
     base = dt.datetime(2026, 11, 1, 12, 30, 15, 123456, tzinfo=dt.UTC)
     return [
         (
@@ -241,8 +242,6 @@ def _sides(rows: list[tuple[str, Any, Any]]) -> tuple[dict[str, Any], dict[str, 
 
 def _parquet_fields(path: Path) -> list[str]:
     """Every field of a checkpoint's Parquet schema, as dotted paths with their types."""
-    import pyarrow as pa
-
     out: list[str] = []
 
     def walk(prefix: str, kind: pa.DataType) -> None:
@@ -285,8 +284,6 @@ def run_live_writes(spark: Any, scratch: Path) -> list[CaseResult]:
     """Each operation of :func:`live_operations` by our Spark path and by delta-spark, on copies
     of one delta-spark-created table, then a checkpoint of the same log by each; compared field by
     field, with the accepted differences of ``writes-live-spark.json`` applied."""
-    import shutil
-
     results: list[CaseResult] = []
     base = scratch / "base"
     for index, operation in enumerate(live_operations()):

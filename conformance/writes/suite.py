@@ -16,12 +16,14 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 
 from deltaspec.impl import codec
+from deltaspec.impl.checkpoint.policy import checkpoint_version
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
+from ..adapters.deltaspark_session import delta_session
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
@@ -29,8 +31,8 @@ from ..harness.verdicts import (
     apply_known,
     load_known_issues,
 )
+from .commits import Json, read_commit
 
-Json = dict[str, Any]
 MODERN = re.compile(r"Delta-Lake/[34]\.")
 STATS_KEYS = {"numRecords", "minValues", "maxValues", "nullCount", "tightBounds"}
 
@@ -40,10 +42,6 @@ def _label(commit_info: Json) -> str:
     if operation == "WRITE":
         return f"WRITE {commit_info.get('operationParameters', {}).get('mode')}"
     return operation
-
-
-def read_commit(path: Path) -> list[Json]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def reference_shapes(fixtures: Path) -> dict[str, dict[str, set[str]]]:
@@ -89,7 +87,7 @@ Writer = Callable[[Path], list[Path]]
 
 def spark_writer(root: Path) -> list[Path]:
     """Canonical operations through deltaspec.spark; returns their commit files."""
-    from deltaspec.spark import (
+    from deltaspec.spark import (  # lazy: pyspark is optional
         MergeClause,
         compact,
         delete,
@@ -209,9 +207,6 @@ def _add(results: list[CaseResult], seen: set[str], case: str, why: str) -> None
 
 
 def compare_checkpoint(root: Path, reference: dict[str, set[str]]) -> list[CaseResult]:
-    from deltaspec.impl.checkpoint.policy import checkpoint_version
-    from deltaspec.impl.snapshot.delta_log import DeltaLog
-
     log = DeltaLog(str(root))
     checkpoint_version(log, log.latest_version(), now_ms=log.clock())
     path = next(iter(sorted((root / "_delta_log").glob("*.checkpoint.parquet"))))
@@ -239,8 +234,7 @@ def run_writes(adapter: str, fixtures: Path) -> list[CaseResult]:
     """``deltaspark-ops``: the live mode (our Spark path against the live engine); otherwise the
     adapter's writes against the fixtures."""
     if adapter == "deltaspark-ops":
-        from ..adapters.deltaspark_session import delta_session
-        from .live import run_live_writes
+        from .live import run_live_writes  # lazy: pyspark is optional
 
         with tempfile.TemporaryDirectory(prefix="deltaspec-writes-live-") as scratch:
             return run_live_writes(delta_session(), Path(scratch))

@@ -1,7 +1,4 @@
-"""The state of a replay in progress (SNAPSHOT.REPLAY).
-
-This module never imports ``deltaspec.model``.
-"""
+"""The state of a replay in progress (SNAPSHOT.REPLAY)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,5 @@ what it keeps between loads, and time travel.
   (SNAPSHOT.TIME_TRAVEL);
 - ``timestamps``: commit timestamps on the read side (ICT.TIME_TRAVEL).
 
-Import the names from the module that defines them. This package never imports
-``deltaspec.model``.
+Import the names from the module that defines them.
 """

@@ -1,8 +1,6 @@
 """Row tracking on the production commit path (ROWTRACKING.*, spec/row-tracking.md): base row
 ids and default row commit versions for new files, the ``delta.rowTracking`` high-water mark,
 and their reassignment when the commit is rebased over a winner.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 EXTRAS = {"pyspark": "spark", "py4j": "spark", "deltalake": "deltars"}
 """Top-level module → the extra that installs it."""
 
@@ -22,8 +24,6 @@ def missing_extra(error: ImportError) -> str | None:
 
 
 def available(module: str) -> bool:
-    from importlib.util import find_spec
-
     try:
         return find_spec(module) is not None
     except (ImportError, ValueError):

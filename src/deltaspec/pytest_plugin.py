@@ -41,7 +41,9 @@ class Case:
 
     def check(self) -> None:
         result = self.session.run(self)
-        from deltaspec.conformance.harness.verdicts import Verdict
+        from deltaspec.conformance.harness.verdicts import (  # lazy: pytest start-up (1 s)
+            Verdict,
+        )
 
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.details[0] if result.details else "declined")
@@ -63,7 +65,10 @@ class _Session:
 
     def run(self, case: Case) -> Any:
         """The case's verdict, with the adapter's known issues applied (verdicts.py)."""
-        from deltaspec.conformance.harness.verdicts import apply_known, load_known_issues
+        from deltaspec.conformance.harness.verdicts import (  # lazy: pytest start-up (1 s)
+            apply_known,
+            load_known_issues,
+        )
 
         if self._known is None:
             self._known = load_known_issues(self.adapter)
@@ -71,18 +76,27 @@ class _Session:
         return result
 
     def _run(self, case: Case) -> Any:
-        from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+        from deltaspec.conformance.harness.verdicts import (  # lazy: pytest start-up (1 s)
+            CaseResult,
+            Verdict,
+        )
 
         if case.kind == "log":
             reader = self.reader()
             if reader is None:
                 why = f"{self.adapter} cannot read tables on disk (no read_table)"
                 return CaseResult(case.vector.id, Verdict.SKIPPED, (why,))
-            from deltaspec.conformance.harness.logvectors import run_log_vector
+            from deltaspec.conformance.harness.logvectors import (  # lazy: pytest start-up (1 s)
+                run_log_vector,
+            )
 
             return run_log_vector(reader, case.vector)
-        from deltaspec.conformance.adapters.registry import adapter_factory
-        from deltaspec.conformance.harness.suites import run_scenario_suite
+        from deltaspec.conformance.adapters.registry import (  # lazy: pytest start-up (1 s)
+            adapter_factory,
+        )
+        from deltaspec.conformance.harness.suites import (  # lazy: pytest start-up (1 s)
+            run_scenario_suite,
+        )
 
         if self._factory is None:
             self._factory = self._stack.enter_context(adapter_factory(self.adapter))
@@ -91,7 +105,9 @@ class _Session:
 
     def reader(self) -> Any:
         if not self._reader_ready:
-            from deltaspec.conformance.adapters.registry import table_reader
+            from deltaspec.conformance.adapters.registry import (  # lazy: pytest start-up (1 s)
+                table_reader,
+            )
 
             self._reader = self._stack.enter_context(table_reader(self.adapter))
             self._reader_ready = True
@@ -102,8 +118,12 @@ class _Session:
 
 
 def _cases(config: pytest.Config) -> Iterator[Any]:
-    from deltaspec.conformance.harness.logvectors import load_log_vectors
-    from deltaspec.conformance.harness.scenarios import load_scenarios
+    from deltaspec.conformance.harness.logvectors import (  # lazy: pytest start-up (1 s)
+        load_log_vectors,
+    )
+    from deltaspec.conformance.harness.scenarios import (  # lazy: pytest start-up (1 s)
+        load_scenarios,
+    )
 
     session = config.stash[_SESSION]
     for scenario in load_scenarios():

@@ -6,6 +6,7 @@ A rule is a level-3 heading ``### <ID> — <title>`` followed by a
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,8 +152,6 @@ deltaspec.conformance.tools.verified_live record``, checked by tests/conformance
 
 def _live_record(root: Traversable | None) -> tuple[str, dict[str, dict[str, list[str]]]]:
     """The primary release, and release → (rule ID → the vectors citing it that pass there)."""
-    import json
-
     entry = (root or spec_root()) / "data" / LIVE_ENGINE_FILE
     if not entry.is_file():
         return "", {}

@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType
 
 import deltaspec
+from deltaspec.conformance.harness.logvectors import load_log_vectors
+from deltaspec.conformance.harness.scenarios import load_scenarios
 
 from .rules import implementations, load_rules, spec_root
 
@@ -114,9 +116,6 @@ def citing_vectors(rule_id: str) -> list[str]:
 @cache
 def _vectors() -> tuple[tuple[str, frozenset[str]], ...]:
     """Every vector's name and the rules it cites, loaded once."""
-    from deltaspec.conformance.harness.logvectors import load_log_vectors
-    from deltaspec.conformance.harness.scenarios import load_scenarios
-
     scenarios = [(f"scenario {s.id}", frozenset(s.rules)) for s in load_scenarios()]
     log_vectors = [(f"log vector {v.id}", frozenset(v.rules)) for v in load_log_vectors()]
     return tuple(scenarios + log_vectors)

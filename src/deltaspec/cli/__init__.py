@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..extras import missing_extra
 from . import (
     check,
     conformance,
@@ -52,8 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         with quiet_if_asked(args):
             code: int = args.run(args)
     except ImportError as error:
-        from ..extras import missing_extra
-
         message = missing_extra(error)
         if message is None:
             raise

@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from deltaspec.conformance.harness.progress import Progress
 
 from .corpus_args import add_corpus_arguments
 from .outputs import add_output
@@ -63,9 +66,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contextlib import nullcontext
-
-    from deltaspec.conformance.oracle.stages import StageOptions
+    from deltaspec.conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
+        StageOptions,
+    )
 
     started = time.perf_counter()
     with _server(args.store) if args.store != "local" else nullcontext() as server:
@@ -98,8 +101,10 @@ def _run_stages(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The chosen stages in order, each with its heading and verdict line (a progress line on
     stderr when one is due): their rows for the report, and their reports by name."""
-    from deltaspec.conformance.harness.progress import Progress
-    from deltaspec.conformance.oracle.stages import chosen, run_stage
+    from deltaspec.conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
+        chosen,
+        run_stage,
+    )
 
     stages: list[dict[str, Any]] = []
     reports: dict[str, Any] = {}
@@ -120,7 +125,9 @@ def _run_stages(
 
 def _server(store: str) -> Any:
     """The object-store server for ``--store``, started now and stopped when the run ends."""
-    from deltaspec.conformance.servers.serving import serving
+    from deltaspec.conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
+        serving,
+    )
 
     print(f"== starting the {store} server on loopback", flush=True)
     return serving(store)

@@ -8,16 +8,25 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.corpus_run import (
-    SUITES,
-    Corpus,
-    RunOptions,
-    missing_prerequisite,
-    print_report,
-    run_suites,
+from deltaspec.conformance.adapters.cmd import BridgeError
+from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
+from deltaspec.conformance.engines.errors import EngineError
+from deltaspec.conformance.harness import fixtures, suites
+from deltaspec.conformance.harness.gate import (
+    EXIT_CODES,
+    EXIT_COVERAGE,
+    EXIT_FAILED,
+    EXIT_NO_CASE,
+    EXIT_PASS,
+    EXIT_SETUP,
+    Gate,
+    parse_release,
 )
-from deltaspec.conformance.harness.gate import EXIT_CODES
-from deltaspec.conformance.harness.selection import Selection
+from deltaspec.conformance.harness.reporting import junit
+from deltaspec.conformance.harness.scenarios import ScenarioError
+from deltaspec.conformance.harness.selection import Selection, SelectionError
+from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.conformance.suite_names import SUITES
 
 from .corpus_args import add_corpus_arguments, add_directories
 from .outputs import add_output
@@ -81,16 +90,10 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.harness import suites
-    from deltaspec.conformance.harness.gate import (
-        EXIT_COVERAGE,
-        EXIT_FAILED,
-        EXIT_NO_CASE,
-        EXIT_PASS,
-        EXIT_SETUP,
+    from deltaspec.conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
+        missing_prerequisite,
+        print_report,
     )
-    from deltaspec.conformance.harness.reporting import junit
-    from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
 
     chosen = list(SUITES) if args.suite == "all" else [args.suite]
     unavailable = {s: why for s in chosen if (why := missing_prerequisite(s, args.fixtures))}
@@ -125,13 +128,11 @@ def _any_selected(report: Report, selection: Selection) -> bool:
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
-    from deltaspec.conformance.adapters.cmd import BridgeError
-    from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
-    from deltaspec.conformance.engines.errors import EngineError
-    from deltaspec.conformance.harness import fixtures
-    from deltaspec.conformance.harness.gate import Gate, parse_release
-    from deltaspec.conformance.harness.scenarios import ScenarioError
-    from deltaspec.conformance.harness.selection import SelectionError
+    from deltaspec.conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
+        Corpus,
+        RunOptions,
+        run_suites,
+    )
 
     pinned: str | None = args.fixtures_sha256 or fixtures.PINNED_MANIFEST_SHA256
     require = frozenset(c.strip() for arg in args.require for c in arg.split(",") if c.strip())

@@ -14,6 +14,10 @@ from .quiet import add_quiet_argument
 if TYPE_CHECKING:
     from deltaspec.conformance.explore.search import Progress as SearchProgress
 
+from deltaspec.conformance.engines.cache import cache_root
+from deltaspec.conformance.harness.progress import Progress
+from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
+
 from .outputs import add_output
 
 
@@ -61,8 +65,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def _explore_progress() -> Callable[[SearchProgress], None]:
     """The search's progress as a line on stderr every few seconds (conformance/harness/
     progress; ``--quiet`` silences it)."""
-    from deltaspec.conformance.harness.progress import Progress
-
     lines = Progress("explore")
 
     def show(progress: SearchProgress) -> None:
@@ -75,9 +77,14 @@ def _explore_progress() -> Callable[[SearchProgress], None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.explore.export import export, write_violation
-    from deltaspec.conformance.explore.search import ExploreConfig, explore
-    from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
+    from deltaspec.conformance.explore.export import (  # lazy: CLI start-up (1 s)
+        export,
+        write_violation,
+    )
+    from deltaspec.conformance.explore.search import (  # lazy: CLI start-up (1 s)
+        ExploreConfig,
+        explore,
+    )
 
     try:
         alphabet = check_alphabet(args.alphabet.split(",")) if args.alphabet else ALPHABET
@@ -137,8 +144,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay_on(kind: str, vector: Path, rounds: int) -> None:
     """The violation's vector replayed on a server of ``kind`` with both stores."""
-    from deltaspec.conformance.oracle.driver_race import replay
-    from deltaspec.conformance.servers.serving import serving
+    from deltaspec.conformance.oracle.driver_race import (  # lazy: CLI start-up (1 s)
+        replay,
+    )
+    from deltaspec.conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
+        serving,
+    )
 
     with serving(kind) as server:
         print(f"on {kind} ({server.base_url} on loopback), one driver process per writer, "
@@ -150,6 +161,4 @@ def _replay_on(kind: str, vector: Path, rounds: int) -> None:
 def _regressions(chosen: Path | None) -> Path:
     """Where a violation's vector goes: the directory given, else one in the cache (a checkout
     is left untouched)."""
-    from deltaspec.conformance.engines.cache import cache_root
-
     return chosen if chosen is not None else cache_root() / "explore-regressions"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager, nullcontext
 
+from deltaspec.conformance.harness.progress import silenced
+
 
 def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -17,7 +19,5 @@ def quiet_if_asked(args: argparse.Namespace) -> AbstractContextManager[None]:
     """While the command runs: no progress lines from this process and those it starts, when
     ``--quiet`` asked for it (restored afterwards)."""
     if getattr(args, "quiet", False):
-        from deltaspec.conformance.harness.progress import silenced
-
         return silenced()
     return nullcontext()

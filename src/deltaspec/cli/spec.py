@@ -16,6 +16,7 @@ from ..rules import (
     rule_text,
     verified_live,
 )
+from ..trace import trace
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -96,7 +97,6 @@ def print_trace(rules: list[Rule], rule_id: str) -> int:
     """``deltaspec spec --trace RULE``: the rule's chain, one line per place."""
     if rule_id not in {rule.id for rule in rules}:
         return print_rules(rules, [rule_id])  # the unknown-rule message and exit code
-    from ..trace import trace
 
     print("\n".join(trace(rule_id)))
     return 0

@@ -10,16 +10,15 @@ import pytest
 
 from deltaspec.cli import check, main
 from deltaspec.conformance.oracle import mutants, services
-from deltaspec.conformance.oracle.catalog import by_id
-from deltaspec.conformance.oracle.mutants import Mutant, apply
+from deltaspec.conformance.oracle.catalog import Mutant, by_id
+from deltaspec.conformance.oracle.mutation import apply
+from deltaspec.conformance.oracle.stage_result import StageResult, StageSkipped
 from deltaspec.conformance.oracle.stages import (
     IMPL_STAGE_NAMES,
     STAGE_NAMES,
     STAGES,
     Stage,
     StageOptions,
-    StageResult,
-    StageSkipped,
     chosen,
     run_stage,
 )
