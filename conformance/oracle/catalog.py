@@ -673,17 +673,18 @@ SPARK: tuple[Mutant, ...] = (
            "files though a conjunct could not be translated", "PREDICATE.PARTITION_ONLY",
            "if parsed is None or (parsed.exact and parsed.only_over(",
            "if parsed is None or (parsed.only_over(", "spark",
-           function="spark.dml:delete"),
+           function="spark.operations.delete:delete"),
     _spark("unconditional-dml-read-not-recorded", "DELETE/UPDATE without a condition records "
            "no read", "TXN.READ_WHOLE_TABLE",
-           'return _Read("[]", None, txn.filter_files())',
-           'return _Read("[]", None, list(txn.snapshot.files.values()))', "spark",
-           function="spark.dml:_read"),
+           'return ConditionRead("[]", None, txn.filter_files())',
+           'return ConditionRead("[]", None, list(txn.snapshot.files.values()))',
+           "spark",
+           function="spark.operations.command:read_condition"),
     _spark("merge-by-source-narrowed", "MERGE with NOT MATCHED BY SOURCE reads only the ON "
            "condition's files", "TXN.READ_FILES",
            "if target_only.conjuncts and not clauses.by_source else None",
            "if target_only.conjuncts else None", "spark",
-           function="spark.dml:_merge_read"),
+           function="spark.operations.merge.filter:files_read"),
     _spark("remove-drops-partition-values", "a DML remove leaves out the file's partition "
            "values", "ACTION.REMOVE",
            "partition_values=add.partition_values,", "partition_values={},", "spark",
