@@ -8,8 +8,6 @@ metadata's ``delta.*`` properties must be valid (TXN.TABLE_PROPERTIES); which pr
 writer takes is TXN.WRITER_PROTOCOL, a prepare rule. Anything else is a
 typed :class:`~deltaspec.impl.errors.CommitValidationError` and nothing is written. Because the
 check is the reader itself, a commit the writer lets through is one the reader can load.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations
