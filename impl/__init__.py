@@ -1,1 +1,1 @@
-"""The production implementation of the Delta log. Never imports ``deltaspec.model``."""
+"""The production implementation of the Delta log."""

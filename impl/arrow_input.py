@@ -9,8 +9,6 @@ forced unwinding meets a ``noexcept`` frame and the process aborts with "termina
 without an active exception" (SIGABRT). Memory Arrow allocated itself is released without the
 GIL, on any thread, at any time: :func:`read_buffer` reads the file into such a buffer, on the
 calling thread, and pyarrow reads that (``pa.BufferReader``).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

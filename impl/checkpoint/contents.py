@@ -10,8 +10,6 @@ tombstones are stored with ``dataChange = false``; expired tombstones and applic
 transactions are left out (RETENTION.TOMBSTONES, RETENTION.SET_TRANSACTION). ``add.stats`` and
 ``stats_parsed`` / ``partitionValues_parsed`` follow the table's properties
 (CHECKPOINT.STATS_AS_STRUCT, :mod:`deltaspec.impl.checkpoint.stats`).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

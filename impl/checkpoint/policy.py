@@ -4,8 +4,6 @@ CHECKPOINT.COMMITTED_VERSION).
 A commit whose version is a multiple of ``delta.checkpointInterval`` triggers a checkpoint
 (:func:`needs_checkpoint`); the post-commit step :func:`checkpoint_version` writes the checkpoint of
 that version, then cleans up the log (RETENTION.LOG, :mod:`deltaspec.impl.retention.log_cleanup`).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@
 ``add.stats_parsed`` (``numRecords``, ``minValues``, ``maxValues``, ``nullCount``, typed by the
 table schema, decoded at once by :mod:`deltaspec.impl.replay.stats`), as delta-spark writes them.
 Columns are named by their physical names (column mapping).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ top-level file ``<v>.checkpoint.<uuid>.json`` holds, one per line, the ``checkpo
 action (first), the ``sidecar`` action naming that file, and the non-file actions. A
 ``checkpointMetadata`` carries delta-spark's tags (sidecar action count, bytes, add count and
 the sidecar's Spark schema).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ Every checkpoint file is created with put-if-absent (a file that already exists 
 another writer of the same checkpoint, whose content is the same), and ``_last_checkpoint`` is
 overwritten only after every part exists, so a failure half-way never leaves the hint pointing
 at an incomplete checkpoint (CHECKPOINT.LAST_CHECKPOINT).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 1681511377 (int32, little-endian), then a portable 64-bit RoaringBitmap. Reading raises
 ValueError for bytes that are not one (a bad magic number or cookie, a bitmap cut short, a
 container holding more values than its header says); the caller names the table and the file.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Z85, the Base85 variant Delta encodes deletion-vector ids and inline deletion vectors with
 (PROTOCOL.md "Deletion Vector Descriptor Schema").
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ is not durable), then published under its final name by ``link(2)`` or, where th
 no hard links (:data:`NO_HARD_LINKS`), by ``renameat2(RENAME_NOREPLACE)``
 (:func:`rename_noreplace`); both fail with EEXIST when the name exists. :func:`fsync_dir` makes
 the new directory entry durable.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

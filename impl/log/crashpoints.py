@@ -11,8 +11,6 @@ point in :data:`POINTS` is really on a code path.
 
 The storage layer names its points after the kind of file being written (``commit.``,
 ``checkpoint.``, ``last_checkpoint.``); see :func:`file_kind`.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

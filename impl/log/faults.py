@@ -20,8 +20,6 @@ Faults of ``write_new`` apply only to the names ``plan.writes_to`` accepts (defa
 :attr:`FaultyLogStore.injected` counts what was injected. Every fault is one that
 :class:`LogStore` allows: reads stay read-after-write consistent, and put-if-absent stays
 exclusive, so whatever goes wrong above this store is a bug there.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ Only static credentials sign here (an access key and secret, with a session toke
 Azure account key), from the store's options or the same environment variables obstore reads.
 Other credentials (instance roles, SSO, managed identities) raise
 :class:`KeyListingUnavailable`, and the store reports the stray key instead of listing past it.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 The hint only shortens the listing a load needs: a missing, corrupt, stale or dangling hint costs
 a longer listing, never a wrong snapshot. It is the one log file that is overwritten, and only
 after every file of the checkpoint it names exists.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """One listing of ``_delta_log``: its commits and its complete checkpoints by version
 (LOG.LISTING, CHECKPOINT.READ, LOG.CONTIGUITY).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

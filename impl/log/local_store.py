@@ -5,8 +5,6 @@
 Writes go through a temporary file published atomically (:mod:`deltaspec.impl.log.atomic_files`);
 reads open regular files only, never following a symbolic link
 (:mod:`deltaspec.impl.log.regular_files`, PATH.REGULAR_FILES, PATH.NO_SYMLINKS).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ a key), so ``s3://b/mine/%2e%2e/victim`` could be one table to the caller and an
 store. :func:`table_location` decodes the path once, refuses every segment that a client could
 resolve or drop (empty, ``.``, ``..``), and gives the :class:`TableLocation` every request of
 :class:`~deltaspec.impl.log.object_store.ObjectLogStore` is built from and every error names.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ classic ``<v>.checkpoint.parquet``, multi-part ``<v>.checkpoint.<o>.<p>.parquet`
 companions, log compaction files ``<x>.<y>.compacted.json`` (LOG.COMPACTION), the store's
 temporary files and the fixed names (``_last_checkpoint``,
 ``_sidecars``). Versions are 20 ASCII digits.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

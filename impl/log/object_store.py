@@ -27,8 +27,6 @@ then write it: two processes can both "create" one commit and the later PUT sile
 earlier one, a lost commit. Such a store is refused (:class:`UnsupportedLogStoreError`) unless the
 caller declares ``single_writer=True``: one process writes the table, and within it a lock orders
 the check and the write, which is exactly the single-driver guarantee and no more.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ them once their paths are resolved.
 
 OS errors other than "not found" become :class:`~deltaspec.impl.errors.LogAccessError` naming the
 table, the version and the file (:func:`access_error`).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The log store for a table's address: an object-store URL (``s3://``, ``s3a://``, ``az://``,
 ``abfss://``, ``gs://``) gets an :class:`~deltaspec.impl.log.object_store.ObjectLogStore`,
 anything else (a path, or a ``file:`` URL) a :class:`~deltaspec.impl.log.local_store.LocalLogStore`.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ the reader turns into a CorruptLogError naming the table, the version and the ch
   ``protocol``, one ``metaData``, at most one ``checkpointMetadata``, whose ``version`` is the
   checkpoint's, one ``txn`` per app id, one ``domainMetadata`` per domain (a state holds each
   once; two would make the reader pick one).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Classic, multi-part and v2 checkpoints (with their sidecars) are read with pyarr
 columns that matter; file actions stay Arrow. Any file that is missing or cannot be read makes
 the whole checkpoint unusable (:class:`UnusableCheckpoint`), so that a load can fall back to an
 older start; a hostile path is refused (UnsafePathError), never skipped.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

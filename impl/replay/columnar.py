@@ -15,8 +15,6 @@ What pyarrow's reader refuses where Python's ``json`` would take it (checked whe
 pyarrow 26): a key given twice (the strict decoder keeps the last: fallback), a number where a
 string is declared, ``1.0`` or ``1e2`` for a long, a long beyond 64 bits, ``NaN``; it reads the
 same escapes (``\\"``, ``\\n``, ``\\u00e9``, surrogate pairs) to the same text.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 The checkpoint's rows stay Arrow; only the file keys the later commits touch are looked at one
 by one. The last action per file key wins: an add clears the key's tombstone, a remove drops the
 live entry and becomes the tombstone.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

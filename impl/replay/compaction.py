@@ -4,8 +4,6 @@ A ``<x>.<y>.compacted.json`` file holds the reconciled actions of commits ``x..y
 listing's :meth:`~deltaspec.impl.log.listing.LogListing.replay_units` picks one, its actions
 are replayed in place of those commits. A compaction file that is picked but cannot be read is
 a typed error naming the table, the file and its first version, never a partial state.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

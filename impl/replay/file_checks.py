@@ -4,8 +4,6 @@ The rule itself lives in :mod:`deltaspec.impl.table.paths`; replay applies it to
 remove of a commit (:func:`check_commit_actions`) and, vectorised, to a checkpoint's tables
 (:func:`check_file_table`), so that every path a snapshot holds is canonical
 (SNAPSHOT.CANONICAL_PATH).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

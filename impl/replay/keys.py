@@ -1,6 +1,4 @@
 """Logical file keys over Arrow tables (SNAPSHOT.FILE_KEY): a file is ``(path, dvId)``.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ Live files and tombstones are held as Arrow tables (:data:`FILES_SCHEMA`,
 :data:`TOMBSTONES_SCHEMA`), one row per logical file, snake_case; :class:`ColumnSpec` ties each
 column to its name in Delta's JSON and checkpoints. Like delta-spark's state, both store
 ``dataChange = false`` and tombstones carry no ``stats`` or ``tags`` (CHECKPOINT.CONTENTS).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ reading one by one gives: it takes each commit's actions, or its error, in versi
 the reads ahead of an error are waited for and dropped. Only commits of at least
 :data:`READ_AHEAD_BYTES` are read ahead, at most :data:`WINDOW` at a time, so a log of small
 commits is read as before and memory stays bounded.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

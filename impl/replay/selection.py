@@ -4,8 +4,6 @@
 null rows (its protocol, metaData and tombstone rows) among a million adds, and a replay's few
 touched keys drop a handful of the live files: in both, the kept rows form a few contiguous runs,
 which zero-copy slices select exactly, in order.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

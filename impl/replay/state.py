@@ -1,6 +1,4 @@
 """The state of a replay in progress (SNAPSHOT.REPLAY).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ row whose statistics cannot be read gets null statistics, as delta-spark's data 
 them (no statistics: the file is always read). A checkpoint's ``stats_parsed``
 (CHECKPOINT.STATS_AS_STRUCT) is taken as it is where a row has it; :func:`conform_struct` lays
 it out as the schema says (a column it lacks is null).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ killed writers left in the log.
 
 Cleanup runs after a checkpoint (:func:`deltaspec.impl.checkpoint.policy.checkpoint_version`),
 when ``delta.enableExpiredLogCleanup`` is true (the default), a checkpoint at a time.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

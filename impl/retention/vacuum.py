@@ -26,8 +26,6 @@ negative one always raises. ``dry_run`` reports what would be deleted and delete
 This function writes no commit: the Spark path's VACUUM (``deltaspec.spark.vacuum``) records
 the run as delta-spark does, in ``VACUUM START``/``VACUUM END`` commits around it. Unlike
 delta-spark, it leaves empty directories in place.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

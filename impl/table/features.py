@@ -1,7 +1,5 @@
 """Protocol features: what this reader supports, what a protocol supports, and what counts as
 removing or downgrading.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@ a scan opens; one that it refuses is never live. :func:`deletion_vector_location
 deletion vector's file as such a path. :func:`data_file` adds the file-system check: no component
 below the root is a symbolic link (PATH.NO_SYMLINKS); :func:`open_data_file` opens the file as
 :mod:`deltaspec.impl.log.regular_files` opens every file of the table (PATH.REGULAR_FILES).
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations

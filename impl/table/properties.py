@@ -6,8 +6,6 @@ written (:func:`validate`), so that no later commit, checkpoint or cleanup meets
 interpret: ``delta.checkpointInterval = "0"`` would otherwise make every later commit land and
 then fail in its post-commit checkpoint. Readers get the properties of a table's metadata as one
 typed :class:`TableProperties`, each parsed by the same parsers on first use.
-
-This module never imports ``deltaspec.model``.
 """
 
 from __future__ import annotations
