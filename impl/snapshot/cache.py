@@ -59,6 +59,10 @@ class Kept:
     anchor: FileInfo | None
 
 
+Listed = Callable[[], Iterable[CheckpointFiles]]
+"""The checkpoints of one version as a fresh listing shows them (called only when needed)."""
+
+
 class SnapshotCache(Protocol):
     """What a log keeps between loads: checkpoint states, decoded commits and the last snapshot
     built. Each getter answers None for what is not kept."""
@@ -68,10 +72,7 @@ class SnapshotCache(Protocol):
     def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None: ...
 
     def keep_written_checkpoint(
-        self,
-        first_file: str,
-        state: ReplayState,
-        listed: Callable[[], Iterable[CheckpointFiles]],
+        self, first_file: str, state: ReplayState, listed: Listed
     ) -> None: ...
 
     def commit(self, info: FileInfo | None) -> ReplayActions | None: ...
@@ -95,12 +96,7 @@ class NoCache:
     def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None:
         pass
 
-    def keep_written_checkpoint(
-        self,
-        first_file: str,
-        state: ReplayState,
-        listed: Callable[[], Iterable[CheckpointFiles]],
-    ) -> None:
+    def keep_written_checkpoint(self, first_file: str, state: ReplayState, listed: Listed) -> None:
         pass  # nothing kept, so the log is not listed to find the checkpoint
 
     def commit(self, info: FileInfo | None) -> ReplayActions | None:
@@ -151,12 +147,7 @@ class LogCache:
             while len(self._checkpoints) > CHECKPOINT_CACHE_SIZE:
                 self._checkpoints.popitem(last=False)
 
-    def keep_written_checkpoint(
-        self,
-        first_file: str,
-        state: ReplayState,
-        listed: Callable[[], Iterable[CheckpointFiles]],
-    ) -> None:
+    def keep_written_checkpoint(self, first_file: str, state: ReplayState, listed: Listed) -> None:
         """Keep ``state`` as the state of the checkpoint the log has just written, the one of
         the ``listed`` checkpoints (of its version) whose first file is ``first_file``."""
         for cp in listed():
