@@ -1,5 +1,4 @@
-"""Logical file keys over Arrow tables (SNAPSHOT.FILE_KEY): a file is ``(path, dvId)``.
-"""
+"""Logical file keys over Arrow tables (SNAPSHOT.FILE_KEY): a file is ``(path, dvId)``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The state of a replay in progress (SNAPSHOT.REPLAY).
-"""
+"""The state of a replay in progress (SNAPSHOT.REPLAY)."""
 
 from __future__ import annotations
 
