@@ -14,9 +14,10 @@ Code written against delta-spark runs with one import changed::
     dt.optimize().where("day = '2026-11-01'").executeCompaction()
     dt.restoreToVersion(3); dt.history(10); dt.detail(); dt.vacuum(168)
 
-Every method is a thin layer over the functions below it (operations, compaction, restore, manifest,
-deltaspec.impl.retention.vacuum), which stay the lower layer. Conditions and expressions are SQL
-strings or Columns (a Column is turned back into its SQL text). Two methods beyond delta-spark's
+Every method is a thin layer over the functions below it (``operations``: DML, compaction,
+restore, VACUUM; ``manifest``; deltaspec.impl.retention.vacuum), which stay the lower layer.
+Conditions and expressions are SQL strings or Columns (a Column is turned back into its SQL
+text). Two methods beyond delta-spark's
 make races reproducible: ``withCommitHook(fn)`` runs ``fn`` after an operation's data is written
 and before it commits, and ``atVersion(n)`` starts DML on the older snapshot ``n``, as if it had
 begun before every later commit.
@@ -39,11 +40,11 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.snapshot.timestamps import commit_timestamps
 
-from . import compaction, manifest, operations, read, restore
+from . import manifest, operations, read
 from .errors import InvalidConditionError, UnresolvedColumnError, facade
-from .operations import MergeClause
+from .operations import MergeClause, compaction, restore
+from .operations.vacuum import vacuum as vacuum_recorded
 from .s3a import local_root, table_location
-from .vacuum import vacuum as vacuum_recorded
 
 Condition = str | Column
 Assignments = Mapping[str, str | Column]
