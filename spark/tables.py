@@ -219,11 +219,11 @@ class DeltaTable:
         return DeltaOptimizeBuilder(self)
 
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:
-        """VACUUM (deltaspec.spark.vacuum: deltaspec.impl.retention.vacuum, never a live file,
-        never outside the root, never a symlink, recorded as VACUUM START and END commits and
-        honouring ``retentionDurationCheck.enabled`` as delta-spark does), then the staging
-        directories killed writes left behind, under the same retention. Returns an empty
-        DataFrame, as delta-spark's does."""
+        """VACUUM (deltaspec.spark.operations.vacuum: deltaspec.impl.retention.vacuum, never a
+        live file, never outside the root, never a symlink, recorded as VACUUM START and END
+        commits and honouring ``retentionDurationCheck.enabled`` as delta-spark does), then the
+        staging directories killed writes left behind, under the same retention. Returns an
+        empty DataFrame, as delta-spark's does."""
         retention = None if retentionHours is None else retentionHours * _HOUR_MS
         if retention is not None and retention != retention:  # NaN passes every comparison
             raise errors.VacuumRetentionNegativeError(
