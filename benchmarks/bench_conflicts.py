@@ -30,12 +30,10 @@ from deltaspec.impl import codec
 from deltaspec.impl import predicates as impl_predicates
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol, RemoveFile
 from deltaspec.impl.table.releases import Profile as ImplProfile
-from deltaspec.impl.txn.conflicts import (
-    CurrentTransactionInfo,
-    ReadSet,
-    WinningCommit,
-    check_winner,
-)
+from deltaspec.impl.txn.conflicts import check_winner
+from deltaspec.impl.txn.current_transaction import CurrentTransactionInfo
+from deltaspec.impl.txn.read_set import ReadSet
+from deltaspec.impl.txn.winning_commit import WinningCommit
 from deltaspec.model import conflicts as model_conflicts
 from deltaspec.model import machine as model_machine
 from deltaspec.model import transaction as model_transaction

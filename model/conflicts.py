@@ -2,89 +2,28 @@
 
 Each check takes the prepared commit (as rebased so far) and one winning
 commit, and returns either the commit rebased onto the winner or the
-``Conflict`` that ends it.
+``Conflict`` that ends it. The winner's value (``WinningCommit``: winning_commit) sits below
+the checks, so that the row-tracking rebase can take it too; it is re-exported here.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import fields, replace
 
 from deltaspec.rules import rule
 
 from . import features
-from .actions import (
-    Action,
-    AddFile,
-    Commit,
-    CommitInfo,
-    DomainMetadata,
-    Metadata,
-    Protocol,
-    RemoveFile,
-    SetTransaction,
-    as_dict,
-    is_file_action,
-)
+from .actions import AddFile, DomainMetadata, Metadata, Protocol, as_dict
 from .isolation import ROW_TRACKING_DOMAIN, IsolationLevel
 from .outcomes import Conflict, ConflictKind, ErrorKind
 from .predicates import evaluate
+from .prepared_commit import PreparedCommit
 from .profiles import CheckOrder, Profile
 from .rowtracking import reassign_row_tracking
-from .transaction import PreparedCommit
 from .values import partition_row, partition_schema
-
-
-@dataclass(frozen=True)
-class WinningCommit:
-    """A commit that landed after the transaction's read version."""
-
-    version: int
-    actions: tuple[Action, ...]
-
-    @classmethod
-    def of(cls, commit: Commit) -> WinningCommit:
-        return cls(commit.version, commit.actions)
-
-    def _all(self, kind: type[Any]) -> tuple[Any, ...]:
-        return tuple(a for a in self.actions if isinstance(a, kind))
-
-    @property
-    def protocol(self) -> Protocol | None:
-        return next(iter(self._all(Protocol)), None)
-
-    @property
-    def metadata_updates(self) -> tuple[Metadata, ...]:
-        return self._all(Metadata)
-
-    @property
-    def app_txns(self) -> tuple[SetTransaction, ...]:
-        return self._all(SetTransaction)
-
-    @property
-    def domains(self) -> tuple[DomainMetadata, ...]:
-        return self._all(DomainMetadata)
-
-    @property
-    def added_files(self) -> tuple[AddFile, ...]:
-        return self._all(AddFile)
-
-    @property
-    def removed_files(self) -> tuple[RemoveFile, ...]:
-        return self._all(RemoveFile)
-
-    @property
-    def is_blind_append(self) -> bool:
-        """Only a commitInfo saying ``isBlindAppend: true`` makes a blind append."""
-        info: CommitInfo | None = next(iter(self._all(CommitInfo)), None)
-        return info is not None and info.is_blind_append is True
-
-    @property
-    def has_file_actions(self) -> bool:
-        return any(is_file_action(a) for a in self.actions)
-
+from .winning_commit import WinningCommit as WinningCommit
 
 Verdict = PreparedCommit | Conflict | ErrorKind
 """The commit rebased onto the winner, the conflict that ends it, or the error that ends it

@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
 
 from .actions import Action, AddFile, Metadata
 from .outcomes import ErrorKind
 from .profiles import Profile
-
-if TYPE_CHECKING:
-    from .transaction import Transaction
+from .transaction_state import Transaction
 
 Actions = tuple[Action, ...]
 

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from deltaspec.rules import rule
 
-from .conflicts import WinningCommit, check_winner
+from .conflicts import check_winner
 from .log import Log, read_version_retained
 from .outcomes import (
     Committed,
@@ -27,9 +27,12 @@ from .outcomes import (
     Rejected,
     Skipped,
 )
+from .prepared_commit import PreparedCommit
 from .profiles import Profile
 from .timestamps import rebased_past, with_enablement
-from .transaction import Operation, PreparedCommit, Transaction, prepare
+from .transaction import prepare
+from .transaction_state import Operation, Transaction
+from .winning_commit import WinningCommit
 
 
 @dataclass(frozen=True)

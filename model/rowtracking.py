@@ -7,19 +7,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
 
 from . import features
 from .actions import Action, AddFile, DomainMetadata, Protocol
 from .outcomes import ErrorKind
+from .prepared_commit import PreparedCommit
 from .profiles import Profile
 from .snapshot import Snapshot
-
-if TYPE_CHECKING:
-    from .conflicts import WinningCommit
-    from .transaction import PreparedCommit, Transaction
+from .transaction_state import Transaction
+from .winning_commit import WinningCommit
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 MISSING_HIGH_WATER_MARK = -1

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
 
 from .actions import Action, Commit, CommitInfo, Metadata
+from .prepared_commit import PreparedCommit
 from .profiles import Profile
 from .snapshot import Snapshot
-
-if TYPE_CHECKING:
-    from .transaction import PreparedCommit
 
 ENABLE = "delta.enableInCommitTimestamps"
 ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"

@@ -1,10 +1,14 @@
-"""Transactions: read-set recording, staging, and the first-attempt preparation (TXN.*)."""
+"""Transactions: read-set recording, staging, and the first-attempt preparation (TXN.*).
+
+The values these rules take (``Transaction``, ``Operation``, ``ReadSet``: transaction_state;
+``PreparedCommit``: prepared_commit) sit below them, so that the rules of row tracking,
+in-commit timestamps and deletion vectors can take them too; they are re-exported here."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from deltaspec.rules import rule
 
@@ -27,6 +31,7 @@ from .isolation import IsolationLevel, isolation_level
 from .outcomes import ErrorKind
 from .paths import names_table_file
 from .predicates import TRUE, Predicate, evaluate, partition_only
+from .prepared_commit import PreparedCommit as PreparedCommit
 from .profiles import Profile
 from .rowtracking import (
     assign_default_row_commit_versions,
@@ -35,60 +40,13 @@ from .rowtracking import (
 )
 from .snapshot import Snapshot
 from .timestamps import first_in_commit_timestamp, stamped
+from .transaction_state import CHANGES_DATA as CHANGES_DATA
+from .transaction_state import Operation as Operation
+from .transaction_state import ReadSet as ReadSet
+from .transaction_state import Transaction as Transaction
 from .values import partition_keys, partition_row, partition_schema
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
-CHANGES_DATA = frozenset(
-    {
-        "WRITE", "STREAMING UPDATE", "DELETE", "TRUNCATE", "CONVERT", "MERGE", "UPDATE",
-        "REPLACE TABLE", "REPLACE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT",
-        "RESTORE", "CLONE", "CREATE TABLE AS SELECT",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Operation:
-    """A delta-spark operation name and whether it changes data (ISOLATION.DOWNGRADE)."""
-
-    name: str = "WRITE"
-    changes_data: bool | None = None
-
-    @property
-    def changes_data_flag(self) -> bool:
-        return self.name in CHANGES_DATA if self.changes_data is None else self.changes_data
-
-
-@dataclass(frozen=True)
-class ReadSet:
-    """What a transaction read (TXN.READ_PREDICATES, TXN.READ_FILES, TXN.READ_WHOLE_TABLE,
-    TXN.READ_APP_IDS, TXN.DEPENDS_ON_FILES)."""
-
-    predicates: tuple[Predicate, ...] = ()
-    files: tuple[AddFile, ...] = ()
-    whole_table: bool = False
-    app_ids: frozenset[str] = frozenset()
-    depends_on_files: bool = False
-
-    @property
-    def file_paths(self) -> frozenset[str]:
-        return frozenset(f.path for f in self.files)
-
-
-@dataclass(frozen=True)
-class Transaction:
-    """An open transaction on a read snapshot: its reads and its staged actions."""
-
-    txn_id: str
-    read_snapshot: Snapshot
-    operation: Operation = Operation()
-    reads: ReadSet = ReadSet()
-    actions: tuple[Action, ...] = ()
-    commit_if_needed: bool = True
-
-    @property
-    def read_version(self) -> int:
-        return self.read_snapshot.version
 
 
 def matching_files(snapshot: Snapshot, predicate: Predicate) -> tuple[AddFile, ...]:
@@ -163,42 +121,6 @@ def txn_version(txn: Transaction, app_id: str) -> tuple[Transaction, int]:
 
 def stage(txn: Transaction, actions: Iterable[Action]) -> Transaction:
     return replace(txn, actions=(*txn.actions, *actions))
-
-
-@dataclass(frozen=True)
-class PreparedCommit:
-    """A transaction ready for its first attempt; conflict checks rebase it (CONFLICT.PER_WINNER).
-
-    ``actions`` excludes the commitInfo, which is fixed here (TXN.COMMIT_INFO_FIXED).
-    """
-
-    txn: Transaction
-    actions: tuple[Action, ...]
-    commit_info: CommitInfo
-    isolation_level: IsolationLevel | None
-    is_blind_append: bool
-    protocol: Protocol | None
-    metadata: Metadata | None
-    row_id_high_water_mark: int = -1
-    """The row-id high-water mark the row ids were assigned from (ROWTRACKING.REBASE)."""
-
-    @property
-    def metadata_changed(self) -> bool:
-        return any(isinstance(a, Metadata) for a in self.actions)
-
-    @property
-    def has_protocol(self) -> bool:
-        return any(isinstance(a, Protocol) for a in self.actions)
-
-    @property
-    def removed_files(self) -> tuple[RemoveFile, ...]:
-        return tuple(a for a in self.actions if isinstance(a, RemoveFile))
-
-    def file_actions(self, profile: Profile) -> tuple[Action, ...]:
-        """File order: commitInfo first, or last in v1.1.0–v2.1.x (TXN.COMMIT_INFO)."""
-        if profile.has("commit_info_last"):
-            return (*self.actions, self.commit_info)
-        return (self.commit_info, *self.actions)
 
 
 Actions = tuple[Action, ...]

@@ -2,8 +2,8 @@
 over DataFrame writes, DML, compaction and reads on Spark, committed through deltaspec's own log
 (deltaspec.impl.txn.transaction). See docs/guides/pyspark.md."""
 
-from .compaction import CompactionResult, TableFailure, compact, compact_tables
-from .dml import DmlResult, MergeClause, delete, merge, update
+from .operations import DmlResult, MergeClause, delete, merge, update
+from .operations.compaction import CompactionResult, TableFailure, compact, compact_tables
 from .read import read_table
 from .session import local_session
 from .streaming import idempotent_writer

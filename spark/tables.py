@@ -14,9 +14,10 @@ Code written against delta-spark runs with one import changed::
     dt.optimize().where("day = '2026-11-01'").executeCompaction()
     dt.restoreToVersion(3); dt.history(10); dt.detail(); dt.vacuum(168)
 
-Every method is a thin layer over the functions below it (dml, compaction, restore, manifest,
-deltaspec.impl.retention.vacuum), which stay the lower layer. Conditions and expressions are SQL
-strings or Columns (a Column is turned back into its SQL text). Two methods beyond delta-spark's
+Every method is a thin layer over the functions below it (``operations``: DML, compaction,
+restore, VACUUM; ``manifest``; deltaspec.impl.retention.vacuum), which stay the lower layer.
+Conditions and expressions are SQL strings or Columns (a Column is turned back into its SQL
+text). Two methods beyond delta-spark's
 make races reproducible: ``withCommitHook(fn)`` runs ``fn`` after an operation's data is written
 and before it commits, and ``atVersion(n)`` starts DML on the older snapshot ``n``, as if it had
 begun before every later commit.
@@ -39,10 +40,11 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.snapshot.timestamps import commit_timestamps
 
-from . import compaction, dml, manifest, read, restore
+from . import manifest, operations, read
 from .errors import InvalidConditionError, UnresolvedColumnError, facade
+from .operations import MergeClause, compaction, restore
+from .operations.vacuum import vacuum as vacuum_recorded
 from .s3a import local_root, table_location
-from .vacuum import vacuum as vacuum_recorded
 
 Condition = str | Column
 Assignments = Mapping[str, str | Column]
@@ -186,7 +188,7 @@ class DeltaTable:
     # --- DML ---------------------------------------------------------------------------------
 
     def delete(self, condition: Condition | None = None) -> None:
-        dml.delete(
+        operations.delete(
             self._spark,
             self._path,
             None if condition is None else sql_of(condition, self._frame()),
@@ -198,7 +200,7 @@ class DeltaTable:
         if set is None:
             raise ValueError("update needs set={column: expression}")
         frame = self._frame()
-        dml.update(
+        operations.update(
             self._spark,
             self._path,
             _assignments(set, frame),
@@ -217,11 +219,11 @@ class DeltaTable:
         return DeltaOptimizeBuilder(self)
 
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:
-        """VACUUM (deltaspec.spark.vacuum: deltaspec.impl.retention.vacuum, never a live file,
-        never outside the root, never a symlink, recorded as VACUUM START and END commits and
-        honouring ``retentionDurationCheck.enabled`` as delta-spark does), then the staging
-        directories killed writes left behind, under the same retention. Returns an empty
-        DataFrame, as delta-spark's does."""
+        """VACUUM (deltaspec.spark.operations.vacuum: deltaspec.impl.retention.vacuum, never a
+        live file, never outside the root, never a symlink, recorded as VACUUM START and END
+        commits and honouring ``retentionDurationCheck.enabled`` as delta-spark does), then the
+        staging directories killed writes left behind, under the same retention. Returns an
+        empty DataFrame, as delta-spark's does."""
         retention = None if retentionHours is None else retentionHours * _HOUR_MS
         if retention is not None and retention != retention:  # NaN passes every comparison
             raise errors.VacuumRetentionNegativeError(
@@ -363,9 +365,9 @@ class DeltaMergeBuilder:
     source: DataFrame
     condition: str
     frame: DataFrame  # target and source, aliased: what Column conditions resolve against
-    clauses: list[dml.MergeClause] = field(default_factory=list)
+    clauses: list[MergeClause] = field(default_factory=list)
 
-    def _add(self, clause: dml.MergeClause) -> DeltaMergeBuilder:
+    def _add(self, clause: MergeClause) -> DeltaMergeBuilder:
         self.clauses.append(clause)
         return self
 
@@ -378,30 +380,30 @@ class DeltaMergeBuilder:
     def whenMatchedUpdate(
         self, condition: Condition | None = None, set: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("update", self._when(condition), self._set(set)))
+        return self._add(MergeClause("update", self._when(condition), self._set(set)))
 
     def whenMatchedUpdateAll(self, condition: Condition | None = None) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("update", self._when(condition), "*"))
+        return self._add(MergeClause("update", self._when(condition), "*"))
 
     def whenMatchedDelete(self, condition: Condition | None = None) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("delete", self._when(condition)))
+        return self._add(MergeClause("delete", self._when(condition)))
 
     def whenNotMatchedInsert(
         self, condition: Condition | None = None, values: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("insert", self._when(condition), self._set(values)))
+        return self._add(MergeClause("insert", self._when(condition), self._set(values)))
 
     def whenNotMatchedInsertAll(self, condition: Condition | None = None) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("insert", self._when(condition), "*"))
+        return self._add(MergeClause("insert", self._when(condition), "*"))
 
     def whenNotMatchedBySourceUpdate(
         self, condition: Condition | None = None, set: Assignments | None = None
     ) -> DeltaMergeBuilder:
-        clause = dml.MergeClause("update", self._when(condition), self._set(set), by_source=True)
+        clause = MergeClause("update", self._when(condition), self._set(set), by_source=True)
         return self._add(clause)
 
     def whenNotMatchedBySourceDelete(self, condition: Condition | None = None) -> DeltaMergeBuilder:
-        return self._add(dml.MergeClause("delete", self._when(condition), by_source=True))
+        return self._add(MergeClause("delete", self._when(condition), by_source=True))
 
     def execute(self) -> DataFrame:
         """Run the MERGE; as delta-spark 4.4, a one-row DataFrame of ``num_affected_rows``
@@ -409,7 +411,7 @@ class DeltaMergeBuilder:
         ``num_inserted_rows``, from the commit's operationMetrics."""
         target_alias = self.table._alias or "__deltaspec_target"
         source_alias = _alias_of(self.source) or "__deltaspec_source_alias"
-        result = dml.merge(
+        result = operations.merge(
             self.table._spark,
             self.table.path,
             self.source,

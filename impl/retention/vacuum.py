@@ -23,9 +23,10 @@ The retention defaults to the table's ``delta.deletedFileRetentionDuration`` (on
 one raises :class:`~deltaspec.impl.errors.VacuumRetentionTooShortError` unless
 ``enforce_retention=False`` (delta-spark's ``retentionDurationCheck.enabled = false``), and a
 negative one always raises. ``dry_run`` reports what would be deleted and deletes nothing.
-This function writes no commit: the Spark path's VACUUM (``deltaspec.spark.vacuum``) records
-the run as delta-spark does, in ``VACUUM START``/``VACUUM END`` commits around it. Unlike
-delta-spark, it leaves empty directories in place.
+This function writes no commit: the Spark path's VACUUM
+(``deltaspec.spark.operations.vacuum``) records the run as delta-spark does, in
+``VACUUM START``/``VACUUM END`` commits around it. Unlike delta-spark, it leaves empty
+directories in place.
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def vacuum(
 
     ``now_ms`` defaults to the log's clock; ``retention_ms`` to the table's
     ``delta.deletedFileRetentionDuration``. ``before_delete`` is given what will be deleted once
-    it is known and before anything is (the Spark path records it, deltaspec.spark.vacuum).
+    it is known and before anything is (the Spark path records it,
+    deltaspec.spark.operations.vacuum).
     """
     snapshot = log.snapshot()
     now = log.clock() if now_ms is None else now_ms

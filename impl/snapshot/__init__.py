@@ -11,7 +11,8 @@ what it keeps between loads, and time travel.
 - ``cache``: what a log keeps between loads, and when the last snapshot is reused or refreshed;
 - ``time_travel``: which version a load reads, by version or by timestamp
   (SNAPSHOT.TIME_TRAVEL);
-- ``timestamps``: commit timestamps on the read side (ICT.TIME_TRAVEL).
+- ``timestamps``: commit timestamps on the read side (ICT.TIME_TRAVEL);
+- ``log_reader``: what those two readers need of a log (``LogReader``, which ``DeltaLog`` is).
 
 Import the names from the module that defines them.
 """

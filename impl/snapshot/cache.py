@@ -9,14 +9,17 @@ sidecars; the state of a checkpoint the log wrote itself is kept as written, so 
 reads nothing. The log also keeps the last snapshot it built with the segment it was built from
 (:class:`Kept`): a load that lists the very same segment gets it again (:func:`reused`), and a
 load of a later version from the same start may apply only the commits after it
-(:func:`refresh_from`).
+(:func:`refresh_from`). A log is given its cache (:class:`SnapshotCache`): a :class:`LogCache`,
+or :data:`NO_CACHE`, which keeps nothing, so the log reads everything each time on one path.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..log.listing import CheckpointFiles, LogListing
 from ..log.store import FileInfo
@@ -28,8 +31,11 @@ from .state import Snapshot
 __all__ = [
     "CHECKPOINT_CACHE_SIZE",
     "COMMIT_CACHE_ACTIONS",
+    "NO_CACHE",
     "Kept",
     "LogCache",
+    "NoCache",
+    "SnapshotCache",
     "as_of",
     "refresh_from",
     "reused",
@@ -51,6 +57,66 @@ class Kept:
     snapshot: Snapshot
     segment: LogSegment
     anchor: FileInfo | None
+
+
+Listed = Callable[[], Iterable[CheckpointFiles]]
+"""The checkpoints of one version as a fresh listing shows them (called only when needed)."""
+
+
+class SnapshotCache(Protocol):
+    """What a log keeps between loads: checkpoint states, decoded commits and the last snapshot
+    built. Each getter answers None for what is not kept."""
+
+    def checkpoint(self, cp: CheckpointFiles) -> ReplayState | None: ...
+
+    def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None: ...
+
+    def keep_written_checkpoint(
+        self, first_file: str, state: ReplayState, listed: Listed
+    ) -> None: ...
+
+    def commit(self, info: FileInfo | None) -> ReplayActions | None: ...
+
+    def keep_commit(self, info: FileInfo | None, actions: ReplayActions) -> None: ...
+
+    @property
+    def last_snapshot(self) -> Kept | None: ...
+
+    def keep_snapshot(
+        self, snapshot: Snapshot, segment: LogSegment, anchor: FileInfo | None
+    ) -> None: ...
+
+
+class NoCache:
+    """A cache that keeps nothing: every load reads every file it needs (``cache=False``)."""
+
+    def checkpoint(self, cp: CheckpointFiles) -> ReplayState | None:
+        return None
+
+    def keep_checkpoint(self, cp: CheckpointFiles, state: ReplayState) -> None:
+        pass
+
+    def keep_written_checkpoint(self, first_file: str, state: ReplayState, listed: Listed) -> None:
+        pass  # nothing kept, so the log is not listed to find the checkpoint
+
+    def commit(self, info: FileInfo | None) -> ReplayActions | None:
+        return None
+
+    def keep_commit(self, info: FileInfo | None, actions: ReplayActions) -> None:
+        pass
+
+    @property
+    def last_snapshot(self) -> Kept | None:
+        return None
+
+    def keep_snapshot(
+        self, snapshot: Snapshot, segment: LogSegment, anchor: FileInfo | None
+    ) -> None:
+        pass
+
+
+NO_CACHE: SnapshotCache = NoCache()
+"""The cache of a log that keeps nothing (it holds no state, so logs share it)."""
 
 
 class LogCache:
@@ -81,18 +147,27 @@ class LogCache:
             while len(self._checkpoints) > CHECKPOINT_CACHE_SIZE:
                 self._checkpoints.popitem(last=False)
 
-    def commit(self, info: FileInfo) -> ReplayActions | None:
-        """The kept actions of the commit file ``info``, None if not kept."""
+    def keep_written_checkpoint(self, first_file: str, state: ReplayState, listed: Listed) -> None:
+        """Keep ``state`` as the state of the checkpoint the log has just written, the one of
+        the ``listed`` checkpoints (of its version) whose first file is ``first_file``."""
+        for cp in listed():
+            if cp.files[0].name == first_file:
+                self.keep_checkpoint(cp, state)
+
+    def commit(self, info: FileInfo | None) -> ReplayActions | None:
+        """The kept actions of the commit file ``info``, None if not kept (or not listed)."""
+        if info is None:
+            return None
         with self._lock:
             kept = self._commits.get(info)
             if kept is not None:
                 self._commits.move_to_end(info)
             return kept
 
-    def keep_commit(self, info: FileInfo, actions: ReplayActions) -> None:
-        """Keep the decoded, checked ``actions`` of the commit file ``info`` (unless they alone
-        are more than :data:`COMMIT_CACHE_ACTIONS`)."""
-        if len(actions) > COMMIT_CACHE_ACTIONS:
+    def keep_commit(self, info: FileInfo | None, actions: ReplayActions) -> None:
+        """Keep the decoded, checked ``actions`` of the commit file ``info`` (unless it is not
+        listed, or they alone are more than :data:`COMMIT_CACHE_ACTIONS`)."""
+        if info is None or len(actions) > COMMIT_CACHE_ACTIONS:
             return
         with self._lock:
             if info not in self._commits:
@@ -108,7 +183,12 @@ class LogCache:
         with self._lock:
             return self._last_snapshot
 
-    def keep_snapshot(self, kept: Kept) -> None:
+    def keep_snapshot(
+        self, snapshot: Snapshot, segment: LogSegment, anchor: FileInfo | None
+    ) -> None:
+        """Keep ``snapshot`` (a copy, as of its own clock), built from ``segment``, whose own
+        commit file is listed as ``anchor``."""
+        kept = Kept(as_of(snapshot, snapshot.now_ms), segment, anchor)
         with self._lock:
             self._last_snapshot = kept
 

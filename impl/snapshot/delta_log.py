@@ -15,7 +15,7 @@ delta-spark does:
    SNAPSHOT.RECONCILE; :mod:`deltaspec.impl.replay.commits`).
 
 What it keeps between loads, and when a load may reuse or refresh the last snapshot, is
-:mod:`deltaspec.impl.snapshot.cache`. This module never imports ``deltaspec.model``.
+:mod:`deltaspec.impl.snapshot.cache`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from ..replay.commits import (
 )
 from ..replay.compaction import replay_commits
 from ..replay.state import ReplayState
-from .cache import Kept, LogCache, as_of, refresh_from, reused
+from .cache import NO_CACHE, LogCache, SnapshotCache, refresh_from, reused
 from .segment import LogSegment, checkpoint_starts, commit_zero_segment
 from .state import Snapshot
 from .time_travel import target_version
@@ -97,8 +97,10 @@ class DeltaLog:
 
     Every :meth:`snapshot` lists the log afresh and replays from the newest usable checkpoint, so
     it sees every commit that landed before it started, from any writer, and builds the same
-    snapshot whether or not anything was read before. With ``cache`` (the default) the log keeps
-    what it read from files that never change once listed, and the last snapshot it built
+    snapshot whether or not anything was read before. In its ``cache`` (by default a
+    :class:`~deltaspec.impl.snapshot.cache.LogCache` of its own; ``False`` or
+    :data:`~deltaspec.impl.snapshot.cache.NO_CACHE`: nothing kept; or a cache given) the log
+    keeps what it read from files that never change once listed, and the last snapshot it built
     (:mod:`deltaspec.impl.snapshot.cache`): a load that lists the very same checkpoint and
     commit files for the same version gets it again, as of its own clock, and a load of a later
     version from the same checkpoint applies only the commits after it to its state (a refresh
@@ -113,7 +115,7 @@ class DeltaLog:
         store: LogStore | None = None,
         clock: Callable[[], int] | None = None,
         *,
-        cache: bool = True,
+        cache: SnapshotCache | bool = True,
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
         if store is None and not _is_path(table_root):
@@ -125,8 +127,9 @@ class DeltaLog:
             store = log_store_for(table_root, storage_options)
         self.store: LogStore = store
         self.clock: Callable[[], int] = clock if clock is not None else wall_clock_ms
-        self.cache = cache
-        self._cache = LogCache()
+        if isinstance(cache, bool):
+            cache = LogCache() if cache else NO_CACHE
+        self.cache: SnapshotCache = cache
 
     def __repr__(self) -> str:
         return f"DeltaLog({self.table_path!r})"
@@ -261,35 +264,29 @@ class DeltaLog:
         """The decoded, checked actions of commit ``version`` (the kept ones if the listing
         shows the same file)."""
         info = listing.commits.get(version)
-        if self.cache and info is not None:
-            kept = self._cache.commit(info)
-            if kept is not None:
-                return kept
+        kept = self.cache.commit(info)
+        if kept is not None:
+            return kept
         actions = read_replay_commit(self.store, version)
-        if self.cache and info is not None:
-            self._cache.keep_commit(info, actions)
+        self.cache.keep_commit(info, actions)
         return actions
 
     def _kept_snapshot(self, segment: LogSegment, now: int) -> Snapshot | None:
         """The snapshot last built, if built from the very files of ``segment``, as of ``now``
         (:func:`~deltaspec.impl.snapshot.cache.reused`); else None."""
-        return reused(self._cache.last_snapshot, segment, now) if self.cache else None
+        return reused(self.cache.last_snapshot, segment, now)
 
     def _keep(self, snapshot: Snapshot, segment: LogSegment, listing: LogListing) -> Snapshot:
         """Remember ``snapshot``, built from ``segment`` as ``listing`` shows it (see
         :meth:`_kept_snapshot` and :meth:`_refreshed`), and return it."""
-        if self.cache:
-            anchor = listing.commits.get(snapshot.version)
-            self._cache.keep_snapshot(Kept(as_of(snapshot, snapshot.now_ms), segment, anchor))
+        self.cache.keep_snapshot(snapshot, segment, listing.commits.get(snapshot.version))
         return snapshot
 
     def _refreshed(self, listing: LogListing, target: int, now: int) -> Snapshot | None:
         """The snapshot at ``target`` from the one last built, by applying only the commits
         after it to its state (SNAPSHOT.REPLAY); None when that is not possible
         (:func:`~deltaspec.impl.snapshot.cache.refresh_from`)."""
-        if not self.cache:
-            return None
-        kept = self._cache.last_snapshot
+        kept = self.cache.last_snapshot
         if kept is None:
             return None
         plan = refresh_from(kept, listing, target)
@@ -304,22 +301,19 @@ class DeltaLog:
         (``first_file`` its first file, no sidecars), as that checkpoint's state: a load that
         starts from it, as every load after it does, then reads none of its files
         (CHECKPOINT.READ)."""
-        if not self.cache:
-            return
-        for cp in self.list_log(version).checkpoints.get(version, ()):
-            if cp.files[0].name == first_file:
-                self._cache.keep_checkpoint(cp, state)
+        self.cache.keep_written_checkpoint(
+            first_file, state, lambda: self.list_log(version).checkpoints.get(version, ())
+        )
 
     def _read_checkpoint(self, cp: CheckpointFiles) -> ReplayState:
         """The state of checkpoint ``cp`` (the kept one if cached; UnusableCheckpoint if it
         cannot be read, CHECKPOINT.READ)."""
-        if self.cache:
-            kept = self._cache.checkpoint(cp)
-            if kept is not None:
-                return kept
+        kept = self.cache.checkpoint(cp)
+        if kept is not None:
+            return kept
         state = checkpoint_reader.read_checkpoint(self.store, cp)
-        if self.cache and state.cacheable:
-            self._cache.keep_checkpoint(cp, state)
+        if state.cacheable:
+            self.cache.keep_checkpoint(cp, state)
         return state
 
     @rule("RETENTION.VERIFIED_CHECKPOINT")
@@ -378,4 +372,4 @@ def log_of(log_or_store: DeltaLog | LogStore) -> DeltaLog:
     checkpoint writer and the log cleanup read checkpoints back through)."""
     if isinstance(log_or_store, DeltaLog):
         return log_or_store
-    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=False)
+    return DeltaLog(log_or_store.table_path, store=log_or_store, cache=NO_CACHE)

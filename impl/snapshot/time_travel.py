@@ -9,17 +9,14 @@ last version committed at or before it from the commit timestamps
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
 
 from ..errors import DeltaError, TableNotFoundError, VersionNotFoundError
 from ..log.listing import LogListing
 from ..replay.checkpoint_reader import UnusableCheckpoint
+from .log_reader import LogReader
 from .timestamps import commit_timestamps
-
-if TYPE_CHECKING:
-    from .delta_log import DeltaLog
 
 __all__ = [
     "TimestampEarlierThanCommitRetentionError",
@@ -64,7 +61,7 @@ def target_version(listing: LogListing, requested: int | None, table: str) -> in
     return target
 
 
-def version_at(log: DeltaLog, timestamp_ms: int) -> int:
+def version_at(log: LogReader, timestamp_ms: int) -> int:
     """The last version committed at or before ``timestamp_ms`` (before the first commit or after
     the last is an error, as in delta-spark)."""
     times = commit_timestamps(log)

@@ -10,17 +10,13 @@ that plus one ms). The commit path's in-commit timestamps are deltaspec.impl.txn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from deltaspec.rules import rule
 
 from ..actions import Action, CommitInfo, Metadata
 from ..errors import DeltaError
 from ..log.listing import CheckpointFiles, LogListing
 from ..table.properties import TableProperties
-
-if TYPE_CHECKING:
-    from .delta_log import DeltaLog
+from .log_reader import LogReader
 
 __all__ = ["ENABLEMENT_VERSION", "commit_timestamps", "version_timestamp"]
 
@@ -28,7 +24,7 @@ ENABLEMENT_VERSION = "delta.inCommitTimestampEnablementVersion"
 
 
 def version_timestamp(
-    log: DeltaLog,
+    log: LogReader,
     listing: LogListing,
     version: int,
     metadata: Metadata,
@@ -58,7 +54,7 @@ def version_timestamp(
 
 
 @rule("ICT.TIME_TRAVEL")
-def commit_timestamps(log: DeltaLog) -> dict[int, int]:
+def commit_timestamps(log: LogReader) -> dict[int, int]:
     """Version -> commit timestamp (ms) of every commit file in the log (ICT.TIME_TRAVEL): the
     in-commit timestamp from the enablement version on (every version when the feature is on
     without enablement properties), before it the file time made strictly increasing."""
@@ -81,7 +77,7 @@ def commit_timestamps(log: DeltaLog) -> dict[int, int]:
     return times
 
 
-def _in_commit_timestamp(log: DeltaLog, version: int) -> int | None:
+def _in_commit_timestamp(log: LogReader, version: int) -> int | None:
     info = next((a for a in log.read_commit(version) if isinstance(a, CommitInfo)), None)
     ict = info.get("inCommitTimestamp") if info else None
     return ict if isinstance(ict, int) and not isinstance(ict, bool) else None

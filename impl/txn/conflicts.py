@@ -10,31 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any
-
-import pyarrow.compute as pc
+from dataclasses import replace
 
 from deltaspec.rules import rule
 
 from .. import errors, predicates
-from ..actions import (
-    Action,
-    AddFile,
-    CommitInfo,
-    DomainMetadata,
-    Metadata,
-    Protocol,
-    RemoveFile,
-    SetTransaction,
-)
-from ..predicates import PartitionSchema
+from ..actions import AddFile, Metadata, RemoveFile
 from ..table import features as protocol
 from ..table.releases import Profile
+from .current_transaction import CurrentTransactionInfo
+from .read_set import PartitionRow
 from .rowtracking import reassign_row_tracking
+from .winning_commit import WinningCommit
 
-ROW_TRACKING_DOMAIN = "delta.rowTracking"
 RESOLVABLE_KEYS_41 = frozenset(
     {
         "delta.enableRowTracking",
@@ -51,175 +39,6 @@ RESOLVABLE_KEYS_43 = RESOLVABLE_KEYS_41 | {
     "delta.inCommitTimestampEnablementVersion",
     "delta.inCommitTimestampEnablementTimestamp",
 }
-
-
-PartitionRow = tuple[str | None, ...]
-"""A file's raw partition values, in the order of the partition schema's columns."""
-
-
-@dataclass
-class PartitionMatches:
-    """Which read predicate each distinct partition row matches first, for one read set and one
-    partition schema (CONFLICT.APPEND_MATCH): each row is typed and evaluated once, against
-    every predicate at once, and the answer is kept for the next winners."""
-
-    schema: predicates.PartitionSchema
-    predicates: tuple[predicates.Expr, ...]
-    first: dict[PartitionRow, int] = field(default_factory=dict)
-    """Row -> index of the first predicate it matches; ``len(predicates)``: none."""
-
-    def first_hit(self, rows: list[PartitionRow]) -> int | None:
-        """The index in ``rows`` of the first row matching the earliest predicate any row
-        matches (what evaluating predicate by predicate, row by row, stops at), or None.
-        An evaluation error is raised only where that order would reach it: when no row
-        matches an earlier predicate than the one that failed."""
-        distinct = list(dict.fromkeys(rows))
-        first, none = self.first, len(self.predicates)
-        failure = self._learn([row for row in distinct if row not in first])
-        best = min((first.get(row, none) for row in distinct), default=none)
-        if failure is not None and best >= failure[0]:
-            raise failure[1]
-        if best == none:
-            return None
-        return rows.index(next(row for row in distinct if first.get(row) == best))
-
-    def _learn(self, new: list[PartitionRow]) -> tuple[int, Exception] | None:
-        """Record the first matching predicate of each of the ``new`` rows; on an evaluation
-        error, record the rows an earlier predicate matched and return (its index, the error)."""
-        if not new:
-            return None
-        keys = [key for _, _, key in self.schema.columns]
-        values = [dict(zip(keys, row, strict=True)) for row in new]
-        columns = predicates.typed_columns(values, self.schema)
-        none = len(self.predicates)
-        first = [none] * len(new)
-        for index, predicate in enumerate(self.predicates):
-            try:
-                hits = predicates.matches(predicate, columns, self.schema, len(new))
-            except Exception as error:  # raised, or not, by first_hit
-                self.first.update((r, f) for r, f in zip(new, first, strict=True) if f < none)
-                return index, error
-            if hits.true_count:
-                for row in pc.indices_nonzero(hits).to_pylist():
-                    first[row] = min(first[row], index)
-        self.first.update(zip(new, first, strict=True))
-        return None
-
-
-@dataclass(frozen=True)
-class ReadSet:
-    predicates: tuple[predicates.Expr, ...] = ()
-    files: dict[str, AddFile] = field(default_factory=dict)
-    whole_table: bool = False
-    app_ids: frozenset[str] = frozenset()
-    depends_on_files: bool = False
-    _matches: dict[PartitionSchema, PartitionMatches] = field(
-        default_factory=dict, init=False, compare=False, repr=False
-    )
-
-    def partition_matches(self, schema: PartitionSchema) -> PartitionMatches:
-        """The read predicates' matches under ``schema``, kept across winners."""
-        found = self._matches.get(schema)
-        if found is None:
-            found = PartitionMatches(schema, tuple(dict.fromkeys(self.predicates)))
-            self._matches[schema] = found
-        return found
-
-
-@dataclass(frozen=True)
-class CurrentTransactionInfo:
-    """The committing transaction as the checks see it (protocol and metadata get rebased)."""
-
-    table: str
-    read_protocol: Protocol | None
-    read_metadata: Metadata | None
-    reads: ReadSet
-    actions: tuple[Action, ...]
-    isolation_level: str | None
-    is_blind_append: bool
-    protocol: Protocol | None
-    metadata: Metadata | None
-    row_id_high_water_mark: int = -1
-    """The row-id high-water mark the row ids were assigned from (ROWTRACKING.REBASE)."""
-
-    @cached_property
-    def metadata_changed(self) -> bool:
-        return any(isinstance(a, Metadata) for a in self.actions)
-
-    @cached_property
-    def commits_protocol(self) -> bool:
-        return any(isinstance(a, Protocol) for a in self.actions)
-
-    @cached_property
-    def removed(self) -> dict[str, RemoveFile]:
-        return {a.path: a for a in self.actions if isinstance(a, RemoveFile)}
-
-    @cached_property
-    def domains(self) -> frozenset[str]:
-        return frozenset(
-            a.domain
-            for a in self.actions
-            if isinstance(a, DomainMetadata) and a.domain != ROW_TRACKING_DOMAIN
-        )
-
-
-@dataclass(frozen=True)
-class WinningCommit:
-    version: int
-    actions: tuple[Action, ...]
-
-    @cached_property
-    def _sorted(self) -> tuple[list[AddFile], list[RemoveFile], list[Action]]:
-        """The adds, the removes and the other actions, in file order: one pass over a commit
-        that may hold many thousands of file actions."""
-        added: list[AddFile] = []
-        removed: list[RemoveFile] = []
-        others: list[Action] = []
-        for action in self.actions:
-            if isinstance(action, AddFile):
-                added.append(action)
-            elif isinstance(action, RemoveFile):
-                removed.append(action)
-            else:
-                others.append(action)
-        return added, removed, others
-
-    @cached_property
-    def commit_info(self) -> dict[str, Any] | None:
-        info = next((a for a in self._sorted[2] if isinstance(a, CommitInfo)), None)
-        return None if info is None else {**info.fields, "version": self.version}
-
-    @cached_property
-    def added(self) -> list[AddFile]:
-        return self._sorted[0]
-
-    @cached_property
-    def removed(self) -> list[RemoveFile]:
-        return self._sorted[1]
-
-    @cached_property
-    def metadata(self) -> Metadata | None:
-        return next((a for a in self._sorted[2] if isinstance(a, Metadata)), None)
-
-    @cached_property
-    def protocol(self) -> Protocol | None:
-        return next((a for a in self._sorted[2] if isinstance(a, Protocol)), None)
-
-    @cached_property
-    def app_ids(self) -> frozenset[str]:
-        return frozenset(a.app_id for a in self._sorted[2] if isinstance(a, SetTransaction))
-
-    @cached_property
-    def domains(self) -> frozenset[str]:
-        return frozenset(a.domain for a in self._sorted[2] if isinstance(a, DomainMetadata))
-
-    @property
-    def is_blind_append(self) -> bool:
-        return bool(self.commit_info and self.commit_info.get("isBlindAppend") is True)
-
-    @property
-    def operation(self) -> str:
-        return str((self.commit_info or {}).get("operation", "TRANSACTION"))
 
 
 Check = Callable[[CurrentTransactionInfo, WinningCommit, Profile], CurrentTransactionInfo]

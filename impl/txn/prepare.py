@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from deltaspec.rules import rule
 
@@ -27,35 +26,13 @@ from ..actions import (
     SetTransaction,
 )
 from ..deletion_vectors import enabled_in
-from ..snapshot.state import Snapshot
 from ..table import features as protocol
 from ..table.releases import Profile
-from .conflicts import ReadSet
+from .preparing import Preparing
+from .read_set import ReadSet
 from .rowtracking import assign_default_row_commit_versions, assign_fresh_row_ids
 
 DEFAULT_PROTOCOL = Protocol(1, 2)
-
-
-@dataclass(frozen=True)
-class Preparing:
-    """What the prepare rules see of a transaction: its table, the version its first attempt
-    writes, the snapshot it read (None: the table does not exist yet) and its operation."""
-
-    table: str
-    version: int
-    snapshot: Snapshot | None
-    operation_name: str
-
-    @property
-    def read_protocol(self) -> Protocol | None:
-        return None if self.snapshot is None else self.snapshot.protocol
-
-    @property
-    def read_metadata(self) -> Metadata | None:
-        return None if self.snapshot is None else self.snapshot.metadata
-
-    def invalid(self, kind: type[errors.CommitValidationError], message: str) -> errors.DeltaError:
-        return kind(message, table=self.table, version=self.version)
 
 
 PrepareRule = Callable[[Preparing, list[Action], Profile], list[Action]]

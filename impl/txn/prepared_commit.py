@@ -23,7 +23,7 @@ from .. import codec
 from ..actions import Action, CommitInfo, Metadata
 from . import timestamps as ict
 from . import write_boundary
-from .conflicts import CurrentTransactionInfo
+from .current_transaction import CurrentTransactionInfo
 
 __all__ = ["PreparedCommit"]
 

@@ -22,8 +22,10 @@ from ..log.names import classic_checkpoint_name, commit_name
 from ..snapshot.delta_log import DeltaLog
 from ..table.releases import Profile
 from . import timestamps as ict
-from .conflicts import CurrentTransactionInfo, WinningCommit, check_winner
+from .conflicts import check_winner
+from .current_transaction import CurrentTransactionInfo
 from .prepared_commit import PreparedCommit
+from .winning_commit import WinningCommit
 
 __all__ = ["MAX_FAILED_WRITES", "CommitAttempts", "commit_is_own", "read_version_retained"]
 

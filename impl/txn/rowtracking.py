@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from deltaspec.rules import rule
 
@@ -17,10 +16,9 @@ from ..actions import Action, AddFile, DomainMetadata, Protocol
 from ..snapshot.state import Snapshot
 from ..table import features as protocol_features
 from ..table.releases import Profile
-
-if TYPE_CHECKING:
-    from .conflicts import CurrentTransactionInfo, WinningCommit
-    from .prepare import Preparing
+from .current_transaction import CurrentTransactionInfo
+from .preparing import Preparing
+from .winning_commit import WinningCommit
 
 ROW_TRACKING_DOMAIN = "delta.rowTracking"
 MISSING_HIGH_WATER_MARK = -1

@@ -35,16 +35,17 @@ from ..snapshot.state import Snapshot
 from ..table import properties
 from ..table.releases import Profile
 from . import timestamps as ict
-from .conflicts import ROW_TRACKING_DOMAIN, CurrentTransactionInfo, ReadSet
+from .current_transaction import ROW_TRACKING_DOMAIN, CurrentTransactionInfo
 from .post_commit import post_commit
 from .prepare import (
-    Preparing,
     file_actions,
     is_blind_append,
     prepare,
     skips_empty_commit,
 )
 from .prepared_commit import PreparedCommit
+from .preparing import Preparing
+from .read_set import ReadSet
 from .retries import CommitAttempts
 from .rowtracking import high_water_mark
 

@@ -21,6 +21,7 @@ from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.errors import DeltaError
 from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import commit_name
+from deltaspec.impl.snapshot.cache import NO_CACHE, LogCache
 from deltaspec.impl.snapshot.delta_log import DeltaLog, wall_clock_ms
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import OptimisticTransaction
@@ -231,3 +232,49 @@ def test_a_writer_loads_from_its_own_checkpoint_without_reading_it(tmp_path: Pat
     assert not [name for name in store.reads if ".checkpoint." in name]
     cold = DeltaLog(root, clock=lambda: NOW, cache=False).snapshot()
     assert _digest(snapshot) == _digest(cold)
+
+
+def _digest(snapshot: Snapshot) -> tuple[object, ...]:
+    return (snapshot.version, snapshot.timestamp, snapshot.metadata, sorted(snapshot.files.items()))
+
+
+def _table(root: Path, commits: int) -> None:
+    log = DeltaLog(root, clock=lambda: NOW)
+    OptimisticTransaction(log, None, clock=lambda: NOW).commit(
+        [Protocol(1, 2), Metadata("t", SCHEMA, ("p",), {})]
+    )
+    for n in range(commits):
+        txn = OptimisticTransaction(log, clock=lambda: NOW)
+        txn.commit([AddFile(f"p={n}/f.parquet", {"p": str(n)}, 10, NOW, True)])
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY")
+@pytest.mark.parametrize("uncached", [NO_CACHE, False])
+def test_a_log_without_cache_reads_every_commit_each_load(tmp_path: Path, uncached: Any) -> None:
+    """A log given NO_CACHE (or cache=False) keeps nothing: each load reads what the first did."""
+    _table(tmp_path, 3)
+    store = _CountingStore(tmp_path)
+    log = DeltaLog(tmp_path, store=store, clock=lambda: NOW, cache=uncached)
+    first = _digest(log.snapshot())
+    assert log.cache is NO_CACHE and log.cache.last_snapshot is None
+    read_once = len(store.reads)
+    assert read_once >= 4  # commits 0..3
+    assert _digest(log.snapshot()) == first
+    assert len(store.reads) == 2 * read_once
+
+
+@pytest.mark.rules("SNAPSHOT.REPLAY")
+def test_a_cache_passed_in_serves_every_log_given_it(tmp_path: Path) -> None:
+    """Logs given one LogCache share what it keeps; a log given none has its own."""
+    _table(tmp_path, 3)
+    shared = LogCache()
+    cold = _digest(DeltaLog(tmp_path, clock=lambda: NOW, cache=False).snapshot())
+    assert _digest(DeltaLog(tmp_path, clock=lambda: NOW, cache=shared).snapshot()) == cold
+    store = _CountingStore(tmp_path)
+    second = DeltaLog(tmp_path, store=store, clock=lambda: NOW, cache=shared)
+    assert second.cache is shared
+    assert _digest(second.snapshot()) == cold
+    # the same segment: the snapshot the first log kept, no commit read (only the hint)
+    assert [name for name in store.reads if name.endswith(".json")] == []
+    own = DeltaLog(tmp_path, clock=lambda: NOW)
+    assert isinstance(own.cache, LogCache) and own.cache is not shared

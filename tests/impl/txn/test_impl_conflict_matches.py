@@ -12,12 +12,10 @@ from hypothesis import strategies as st
 from deltaspec.impl import errors, predicates
 from deltaspec.impl.actions import AddFile, CommitInfo, Metadata, Protocol
 from deltaspec.impl.table.releases import Profile
-from deltaspec.impl.txn.conflicts import (
-    CurrentTransactionInfo,
-    ReadSet,
-    WinningCommit,
-    check_added_files,
-)
+from deltaspec.impl.txn.conflicts import check_added_files
+from deltaspec.impl.txn.current_transaction import CurrentTransactionInfo
+from deltaspec.impl.txn.read_set import ReadSet
+from deltaspec.impl.txn.winning_commit import WinningCommit
 
 SCHEMA = json.dumps(
     {

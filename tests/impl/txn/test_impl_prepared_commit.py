@@ -14,8 +14,9 @@ from deltaspec.impl import codec, errors
 from deltaspec.impl.actions import Action, AddFile, CommitInfo, Metadata
 from deltaspec.impl.codec import actions as codec_actions
 from deltaspec.impl.txn import timestamps as ict
-from deltaspec.impl.txn.conflicts import CurrentTransactionInfo, ReadSet
+from deltaspec.impl.txn.current_transaction import CurrentTransactionInfo
 from deltaspec.impl.txn.prepared_commit import PreparedCommit
+from deltaspec.impl.txn.read_set import ReadSet
 
 SCHEMA = '{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}'
 TABLE = "/tables/t"

@@ -25,11 +25,11 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from . import conditions, manifest, rewrite
-from .errors import NonPartitionColumnReferenceError
-from .read import scan
-from .s3a import local_root
-from .write import require_writable, write_data
+from .. import conditions, manifest, rewrite
+from ..errors import NonPartitionColumnReferenceError
+from ..read import scan
+from ..s3a import local_root
+from ..write import require_writable, write_data
 
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
 

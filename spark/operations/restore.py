@@ -23,11 +23,11 @@ from deltaspec.impl.snapshot.time_travel import (
 )
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from . import manifest, rewrite
-from .errors import RestoreMissingFilesError, RestoreTimestampEarlierError
-from .read import file_path
-from .s3a import local_root
-from .write import require_writable
+from .. import manifest, rewrite
+from ..errors import RestoreMissingFilesError, RestoreTimestampEarlierError
+from ..read import file_path
+from ..s3a import local_root
+from ..write import require_writable
 
 
 @dataclass(frozen=True)

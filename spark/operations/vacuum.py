@@ -23,7 +23,7 @@ from deltaspec.impl.retention import vacuum as impl_vacuum
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from . import files
+from .. import files
 
 __all__ = ["RETENTION_CHECK", "VACUUM_LOGGING", "vacuum"]
 
