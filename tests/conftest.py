@@ -74,8 +74,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
     if os.environ.get(ENV) or hasattr(session.config, "workerinput"):
         return
-    from deltaspec.conformance.engines.fetch import Status, fetch
-    from deltaspec.conformance.engines.pins import load_pins
+    from deltaspec.conformance.releases.fetch import Status, fetch
+    from deltaspec.conformance.releases.pins import load_pins
 
     fetched = fetch(load_pins().by_release[PRIMARY_LIVE_RELEASE])
     if fetched.status is not Status.OK:

@@ -16,7 +16,7 @@ ADAPTERS = (
 )
 PINNED_ENGINE = "deltaspark@"
 """``deltaspark@X.Y.Z``: that published release, run by the spec-only bridge in its own pyspark
-venv (conformance/engines); ``deltaspark`` alone is the in-process engine."""
+venv (conformance/releases); ``deltaspark`` alone is the in-process engine."""
 
 
 WITHOUT_READER = frozenset({"spark", "deltaspark-ops"})
@@ -44,9 +44,9 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
     release = release_profile(name)
     if release is None:
         return None
-    from ..engines.cache import installed
-    from ..engines.errors import NotRunnable
-    from ..engines.pins import load_pins
+    from ..releases.cache import installed
+    from ..releases.errors import NotRunnable
+    from ..releases.pins import load_pins
 
     pins = load_pins()
     if release not in pins.by_release:

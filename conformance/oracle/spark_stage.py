@@ -37,7 +37,7 @@ def ensure_engine(*, offline: bool = False) -> None:
     ``offline``, a registry that does not answer a quick probe, a failed fetch. An engine named
     by ``DELTASPEC_DELTA_SPARK`` is the user's own and is never fetched."""
     from ..adapters.deltaspark_session import ENV, RELEASE, DeltaSparkUnavailable, locate
-    from ..engines.cache import engine_dir
+    from ..releases.cache import engine_dir
 
     if os.environ.get(ENV):
         return
@@ -54,9 +54,9 @@ def ensure_engine(*, offline: bool = False) -> None:
 
 
 def _fetch(release: str, missing: str, hint: str) -> None:
-    from ..engines.fetch import Status, fetch
-    from ..engines.pins import load_pins
-    from ..engines.reachable import unreachable
+    from ..releases.fetch import Status, fetch
+    from ..releases.pins import load_pins
+    from ..releases.reachable import unreachable
 
     why = unreachable()
     if why is not None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engines.cache import cache_root
+from ..releases.cache import cache_root
 
 ENV = "DELTASPEC_SPARK_REFERENCE"
 MODES = ("record", "replay", "auto")

@@ -39,7 +39,6 @@ from deltaspec.rules import load_rules
 
 from ..adapters.deltaspark_session import RELEASE
 from ..adapters.registry import PINNED_ENGINE
-from ..engines.cache import cache_root
 from ..harness.gate import not_for_release, parse_release
 from ..harness.logvectors import load_log_vectors
 from ..harness.scenarios import load_scenarios
@@ -49,6 +48,7 @@ from ..harness.verdicts import (
     apply_known,
     load_known_issues,
 )
+from ..releases.cache import cache_root
 
 TARGET = Path(__file__).resolve().parents[2] / "spec" / "data" / "verified_live.json"
 PRIMARY = RELEASE

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 ALLOWED = (
     "conformance/adapters/",
     "conformance/bridge/examples/deltaspark_bridge.py",
-    "conformance/engines/smoke.py",
+    "conformance/releases/smoke.py",
 )
 _JVM = ("org.apache.spark.sql.delta", "io.delta")
 _TEXT = re.compile(r"org\.apache\.spark\.sql\.delta|\bio\.delta\b|\bdelta\.`|\bUSING\s+delta\b",

@@ -127,11 +127,11 @@ def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | Non
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
     from deltaspec.conformance.adapters.cmd import BridgeError
     from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
-    from deltaspec.conformance.engines.errors import EngineError
     from deltaspec.conformance.harness import fixtures
     from deltaspec.conformance.harness.gate import Gate, parse_release
     from deltaspec.conformance.harness.scenarios import ScenarioError
     from deltaspec.conformance.harness.selection import SelectionError
+    from deltaspec.conformance.releases.errors import EngineError
 
     pinned: str | None = args.fixtures_sha256 or fixtures.PINNED_MANIFEST_SHA256
     require = frozenset(c.strip() for arg in args.require for c in arg.split(",") if c.strip())

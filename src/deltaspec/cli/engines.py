@@ -8,8 +8,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.engines.fetch import FetchResult
-    from deltaspec.conformance.engines.pins import EnginePin, Pins
+    from deltaspec.conformance.releases.fetch import FetchResult
+    from deltaspec.conformance.releases.pins import EnginePin, Pins
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -35,8 +35,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.engines.errors import UnknownRelease
-    from deltaspec.conformance.engines.pins import load_pins
+    from deltaspec.conformance.releases.errors import UnknownRelease
+    from deltaspec.conformance.releases.pins import load_pins
 
     pins = load_pins()
     try:
@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fetch(pins: Pins, releases: list[str], repin: bool, check: bool) -> int:
-    from deltaspec.conformance.engines.errors import UnknownRelease
-    from deltaspec.conformance.engines.fetch import Status, fetch
-    from deltaspec.conformance.engines.pins import write_pins
+    from deltaspec.conformance.releases.errors import UnknownRelease
+    from deltaspec.conformance.releases.fetch import Status, fetch
+    from deltaspec.conformance.releases.pins import write_pins
 
     unknown = [r for r in releases if r not in pins.by_release]
     if unknown:
@@ -69,14 +69,14 @@ def _fetch(pins: Pins, releases: list[str], repin: bool, check: bool) -> int:
 
 
 def _replaced(pins: Pins, pin: EnginePin) -> Pins:
-    from deltaspec.conformance.engines.pins import Pins
+    from deltaspec.conformance.releases.pins import Pins
 
     engines = tuple(pin if e.release == pin.release else e for e in pins.engines)
     return Pins(engines, pins.description)
 
 
 def _describe(result: FetchResult) -> str:
-    from deltaspec.conformance.engines.fetch import Status
+    from deltaspec.conformance.releases.fetch import Status
 
     pin = result.pin
     head = f"delta-spark {pin.release} (pyspark {pin.pyspark.version}): {result.status.value}"
@@ -92,8 +92,8 @@ def _describe(result: FetchResult) -> str:
 
 
 def _list(pins: Pins) -> int:
-    from deltaspec.conformance.engines.cache import engine_dir, installed, venv_dir
-    from deltaspec.conformance.engines.errors import EngineError
+    from deltaspec.conformance.releases.cache import engine_dir, installed, venv_dir
+    from deltaspec.conformance.releases.errors import EngineError
 
     for pin in pins.engines:
         try:

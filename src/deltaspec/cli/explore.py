@@ -150,6 +150,6 @@ def _replay_on(kind: str, vector: Path, rounds: int) -> None:
 def _regressions(chosen: Path | None) -> Path:
     """Where a violation's vector goes: the directory given, else one in the cache (a checkout
     is left untouched)."""
-    from deltaspec.conformance.engines.cache import cache_root
+    from deltaspec.conformance.releases.cache import cache_root
 
     return chosen if chosen is not None else cache_root() / "explore-regressions"

@@ -1,4 +1,4 @@
-"""The pinned live delta-spark engines (conformance/engines): engines.json is consistent with the
+"""The pinned live delta-spark engines (conformance/releases): engines.json is consistent with the
 releases the spec knows, ``deltaspark@X.Y.Z`` resolves to the spec-only bridge in that release's
 own venv (judged as that release), and fetching fails with typed errors. No network here."""
 
@@ -19,15 +19,15 @@ from deltaspec.conformance.adapters.registry import (
     bridge_command,
     release_profile,
 )
-from deltaspec.conformance.engines import cache, jars, pins
-from deltaspec.conformance.engines.errors import (
+from deltaspec.conformance.harness import verdicts
+from deltaspec.conformance.releases import cache, jars, pins
+from deltaspec.conformance.releases.errors import (
     ChecksumMismatch,
     EngineNotFetched,
     NotRunnable,
 )
-from deltaspec.conformance.engines.fetch import Status, fetch
-from deltaspec.conformance.engines.pins import EnginePin, Pins, PythonDist, load_pins, write_pins
-from deltaspec.conformance.harness import verdicts
+from deltaspec.conformance.releases.fetch import Status, fetch
+from deltaspec.conformance.releases.pins import EnginePin, Pins, PythonDist, load_pins, write_pins
 
 PINS = load_pins()
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -297,7 +297,7 @@ def test_the_default_live_engine_is_the_published_primary_release() -> None:
 def test_an_unpacked_python_package_is_reused_only_for_its_pinned_wheel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deltaspec.conformance.engines import python_api
+    from deltaspec.conformance.releases import python_api
 
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))
     dist = PythonDist("delta-spark", "9.9.9", python_api.wheel_name("9.9.9"), "a" * 64)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from deltaspec.cli import main
-from deltaspec.conformance.engines.fetch import Status, fetch
-from deltaspec.conformance.engines.pins import load_pins
 from deltaspec.conformance.harness.gate import NEWEST, not_for_release, parse_release
 from deltaspec.conformance.harness.scenarios import load_scenarios
+from deltaspec.conformance.releases.fetch import Status, fetch
+from deltaspec.conformance.releases.pins import load_pins
 from deltaspec.conformance.tools import verified_live as record
 from deltaspec.rules import covers, load_rules
 
