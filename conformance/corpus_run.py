@@ -93,7 +93,7 @@ def run_suites(
     if options.stop_at_first_failure and report.failures():
         return report
     if "fixtures" in chosen or "logs" in chosen:
-        from .adapters.registry import table_reader
+        from .engines.registry import table_reader
 
         with table_reader(adapter) as reader:
             for suite in ("fixtures", "logs"):
@@ -167,7 +167,7 @@ def _scenario_results(
     options: RunOptions,
     stop: Callable[[CaseResult], bool] | None = None,
 ) -> tuple[list[CaseResult], frozenset[str]]:
-    from .adapters.registry import adapter_factory
+    from .engines.registry import adapter_factory
     from .harness import suites
     from .harness.adapter import Adapter
     from .harness.transcript import Recorder, write_trace
@@ -203,7 +203,7 @@ def _probe(factory: Any, scratch: Path) -> frozenset[str]:
 
 def _declared(adapter: str) -> frozenset[str]:
     """The declared capabilities when no scenario suite ran (for --require)."""
-    from .adapters.registry import UnknownAdapter, adapter_factory
+    from .engines.registry import UnknownAdapter, adapter_factory
 
     try:
         with adapter_factory(adapter) as factory, tempfile.TemporaryDirectory() as scratch:
@@ -221,7 +221,7 @@ def _read_suite(
     known: dict[str, KnownIssue],
 ) -> list[CaseResult]:
     """A suite that reads tables on disk: ``fixtures`` or ``logs`` (log vectors)."""
-    from .adapters.readers import model_states
+    from .engines.model.reader import model_states
     from .harness import fixtures, suites
     from .harness.logvectors import load_log_vectors, run_log_vectors
     from .harness.verdicts import CaseResult, Verdict, apply_known

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..adapters.impl import ImplAdapter
+from ..engines.impl.adapter import ImplAdapter
 from ..harness.adapter import TableSetup, Unsupported, WriterSpec
 
 PROTOCOL = "deltaspec-bridge/1"
@@ -111,7 +111,7 @@ def hello() -> dict[str, Any]:
 def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:
     """``read_table``: the snapshot of the table at ``path`` (at ``version``, or by ``timestamp``
     when given), or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
+    from ..engines.model.reader import ImplReader, ReadFailure
 
     try:
         if timestamp is not None:
@@ -124,7 +124,7 @@ def read_table(path: str, version: int | None, timestamp: int | None = None) -> 
 def read_rows(path: str, version: int | None, timestamp: int | None = None) -> Any:
     """``read_rows``: the rows of the table at ``path`` (at ``version``, or by ``timestamp``) in
     the JSON of spec/bridge.md, or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
+    from ..engines.model.reader import ImplReader, ReadFailure
     from ..harness.json_rows import encode_table
 
     reader = ImplReader()
@@ -140,7 +140,7 @@ def read_rows(path: str, version: int | None, timestamp: int | None = None) -> A
 def clean_up_expired_logs(path: str) -> Any:
     """``clean_up_expired_logs``: the impl's own log cleanup by retention on the table at
     ``path`` (log-vectors.md), ``null``, or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
+    from ..engines.model.reader import ImplReader, ReadFailure
 
     try:
         ImplReader().clean_up_expired_logs(Path(path))

@@ -96,7 +96,7 @@ def _driver(
 
     from deltaspec.impl.log.object_store import ObjectLogStore
 
-    from ..adapters.impl import ObjectStoreImplAdapter
+    from ..engines.impl.adapter import ObjectStoreImplAdapter
 
     logging.disable(logging.WARNING)
     scenario = parse_scenario(vector, "replay")
@@ -161,7 +161,7 @@ def _rounds(
 ) -> StoreReplay:
     from deltaspec.impl.log.object_store import ObjectLogStore
 
-    from ..adapters.impl import ObjectStoreImplAdapter
+    from ..engines.impl.adapter import ObjectStoreImplAdapter
 
     context = multiprocessing.get_context("spawn")
     writers = sorted(scenario.writers)

@@ -271,7 +271,7 @@ def model_snapshot(table: Table, version: int) -> Any:
     from deltaspec.model.actions import Commit
     from deltaspec.model.snapshot import Snapshot, apply_commit
 
-    from ..adapters.model import read_log_action
+    from ..engines.model.adapter import read_log_action
 
     snapshot = Snapshot()
     for v in range(version + 1):

@@ -1,5 +1,5 @@
 """The ``spark`` stage of the main job: conformance/spark_differential on a SparkSession with
-delta-spark loaded (conformance/adapters/deltaspark_session). The pinned engine is fetched into
+delta-spark loaded (conformance/engines/deltaspark/session). The pinned engine is fetched into
 the cache when it is missing (the code of ``deltaspec engines fetch``); without pyspark, or where
 the engine cannot be fetched (``--offline``, a registry that does not answer, a failed fetch),
 the stage is skipped and says why."""
@@ -20,7 +20,7 @@ def spark_session(*, offline: bool = False) -> object:
     if not available("pyspark"):
         raise StageSkipped(f"needs pyspark: {install_hint('spark')}")
     ensure_engine(offline=offline)
-    from ..adapters.deltaspark_session import (
+    from ..engines.deltaspark.session import (
         DeltaSparkUnavailable,
         delta_session,
     )
@@ -36,7 +36,7 @@ def ensure_engine(*, offline: bool = False) -> None:
     cache, fetched when it is missing, with a progress line; StageSkipped where it cannot be:
     ``offline``, a registry that does not answer a quick probe, a failed fetch. An engine named
     by ``DELTASPEC_DELTA_SPARK`` is the user's own and is never fetched."""
-    from ..adapters.deltaspark_session import ENV, RELEASE, DeltaSparkUnavailable, locate
+    from ..engines.deltaspark.session import ENV, RELEASE, DeltaSparkUnavailable, locate
     from ..releases.cache import engine_dir
 
     if os.environ.get(ENV):

@@ -192,7 +192,7 @@ def _services(options: StageOptions) -> StageResult:
 
 
 def _machine(options: StageOptions) -> StageResult:
-    from ..adapters.impl import ImplAdapter, ObjectStoreImplAdapter
+    from ..engines.impl.adapter import ImplAdapter, ObjectStoreImplAdapter
     from .differential import Divergence
     from .machine import ORACLE_PROFILES, run_oracle
 

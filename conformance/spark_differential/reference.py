@@ -42,9 +42,9 @@ _SOURCES = (
     "spark_differential/compare.py",
     "spark_differential/conflicts.py",
     "spark_differential/reference.py",
-    "adapters/spark_engines.py",
-    "adapters/deltaspark_loser.py",
-    "adapters/deltaspark_jvm.py",
+    "engines/spark_api.py",
+    "engines/deltaspark/loser.py",
+    "engines/deltaspark/jvm.py",
 )
 """The differential's source, relative to the conformance package: its scripts, comparison and
 conflict cases, and the engines and the hand-driven loser they run on (adapters)."""
@@ -132,7 +132,7 @@ def _fingerprint() -> str:
     if not _FINGERPRINT:
         import pyspark
 
-        from ..adapters.deltaspark_session import locate
+        from ..engines.deltaspark.session import locate
 
         digest = hashlib.sha256(pyspark.__version__.encode())
         here = Path(__file__).parents[1]

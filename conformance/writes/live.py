@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from deltaspec.spark import MergeClause
 
-from ..adapters.spark_engines import DELTA_SPARK, OURS, Engine
+from ..engines.spark_api import DELTA_SPARK, OURS, Engine
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
@@ -59,7 +59,7 @@ def live_rows(count: int = 24) -> list[tuple[Any, ...]]:
 
 @dataclass(frozen=True)
 class LiveOperation:
-    """One operation, run the same way on each engine (``adapters/spark_engines``), on a table
+    """One operation, run the same way on each engine (``engines/spark_api``), on a table
     root."""
 
     label: str

@@ -239,7 +239,7 @@ def run_writes(adapter: str, fixtures: Path) -> list[CaseResult]:
     """``deltaspark-ops``: the live mode (our Spark path against the live engine); otherwise the
     adapter's writes against the fixtures."""
     if adapter == "deltaspark-ops":
-        from ..adapters.deltaspark_session import delta_session
+        from ..engines.deltaspark.session import delta_session
         from .live import run_live_writes
 
         with tempfile.TemporaryDirectory(prefix="deltaspec-writes-live-") as scratch:

@@ -81,7 +81,7 @@ class _Session:
             from deltaspec.conformance.harness.logvectors import run_log_vector
 
             return run_log_vector(reader, case.vector)
-        from deltaspec.conformance.adapters.registry import adapter_factory
+        from deltaspec.conformance.engines.registry import adapter_factory
         from deltaspec.conformance.harness.suites import run_scenario_suite
 
         if self._factory is None:
@@ -91,7 +91,7 @@ class _Session:
 
     def reader(self) -> Any:
         if not self._reader_ready:
-            from deltaspec.conformance.adapters.registry import table_reader
+            from deltaspec.conformance.engines.registry import table_reader
 
             self._reader = self._stack.enter_context(table_reader(self.adapter))
             self._reader_ready = True

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.readers import (
+from deltaspec.conformance.engines.model.reader import (
     DeltaRsReader,
     ImplReader,
     ModelReader,
@@ -175,7 +175,7 @@ def test_a_reader_that_reads_a_corrupt_table_is_unsafe(vectors):
 
 @pytest.mark.spark
 def test_live_delta_spark_reads_the_families(spark, vectors):
-    from deltaspec.conformance.adapters.readers import DeltaSparkReader
+    from deltaspec.conformance.engines.model.reader import DeltaSparkReader
 
     results = {r.case: r for r in run_log_vectors(DeltaSparkReader(spark), vectors)}
     failing = {case: r.verdict for case, r in results.items() if r.verdict is not Verdict.PASS}
@@ -336,7 +336,7 @@ def test_a_cleanup_that_deletes_nothing_is_caught(vectors):
 @pytest.mark.rules("SNAPSHOT.RELIST")
 @pytest.mark.parametrize("reader", [ImplReader(), ModelReader()], ids=lambda r: r.name)
 def test_a_reader_that_does_not_list_again_is_caught(vectors, monkeypatch, reader):
-    from deltaspec.conformance.adapters import readers
+    from deltaspec.conformance.engines.model import reader as readers
     from deltaspec.impl.snapshot import delta_log
 
     monkeypatch.setattr(delta_log, "RELIST_ATTEMPTS", 1)

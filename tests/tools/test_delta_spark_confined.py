@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ALLOWED = (
-    "conformance/adapters/",
+    "conformance/engines/",
     "conformance/bridge/examples/deltaspark_bridge.py",
     "conformance/releases/smoke.py",
 )
@@ -78,7 +78,7 @@ def package_sources() -> list[Path]:
 
 def test_only_the_adapters_drive_delta_spark() -> None:
     sources = package_sources()
-    assert any(p.match("conformance/adapters/spark_engines.py") for p in sources)
+    assert any(p.match("conformance/engines/spark_api.py") for p in sources)
     found = {}
     for path in sources:
         where = path.relative_to(REPO).as_posix()
@@ -100,4 +100,4 @@ def test_the_scan_sees_each_way_of_driving_delta_spark() -> None:
         assert len(offences(source)) == 1, source
     harmless = '"""Like ``format("delta")`` and ``delta.`p```."""\nx = e.fmt == "delta"\n'
     assert offences(harmless) == []
-    assert offences((REPO / "conformance/adapters/spark_engines.py").read_text()) != []
+    assert offences((REPO / "conformance/engines/spark_api.py").read_text()) != []

@@ -125,8 +125,8 @@ def _any_selected(report: Report, selection: Selection) -> bool:
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
-    from deltaspec.conformance.adapters.cmd import BridgeError
-    from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
+    from deltaspec.conformance.engines.cmd.adapter import BridgeError
+    from deltaspec.conformance.engines.registry import UnknownAdapter, release_profile
     from deltaspec.conformance.harness import fixtures
     from deltaspec.conformance.harness.gate import Gate, parse_release
     from deltaspec.conformance.harness.scenarios import ScenarioError

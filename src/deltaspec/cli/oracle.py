@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from tempfile import TemporaryDirectory
 
-    from deltaspec.conformance.adapters.registry import UnknownAdapter, adapter_factory
+    from deltaspec.conformance.engines.registry import UnknownAdapter, adapter_factory
     from deltaspec.conformance.oracle.differential import Divergence
     from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, run_oracle
 

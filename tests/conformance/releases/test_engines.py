@@ -14,7 +14,7 @@ import pytest
 
 from deltaspec.cli import build_parser, main
 from deltaspec.cli import conformance as conformance_cli
-from deltaspec.conformance.adapters.registry import (
+from deltaspec.conformance.engines.registry import (
     UnknownAdapter,
     bridge_command,
     release_profile,
@@ -280,7 +280,7 @@ def test_the_default_live_engine_is_the_published_primary_release() -> None:
     from the cache, with its Python package pinned, on the pyspark the dev extra pins for it."""
     import tomllib
 
-    from deltaspec.conformance.adapters import deltaspark_session
+    from deltaspec.conformance.engines.deltaspark import session as deltaspark_session
     from deltaspec.rules import PRIMARY_LIVE_RELEASE
 
     pin = load_pins().by_release[PRIMARY_LIVE_RELEASE]

@@ -39,7 +39,7 @@ from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, data_file_path
 from deltaspec.model.timestamps import version_checksum
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     ACTION_LEVEL,
     Capability,
     Json,
@@ -47,8 +47,8 @@ from ..harness.adapter import (
     WriterSpec,
     protocol_json,
 )
-from ..harness.runner import run_scenario
-from ..harness.scenarios import RunResult, Scenario, schema_string, validated_scenario
+from ...harness.runner import run_scenario
+from ...harness.scenarios import RunResult, Scenario, schema_string, validated_scenario
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 

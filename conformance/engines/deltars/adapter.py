@@ -1,6 +1,6 @@
 """delta-rs (the ``deltalake`` package) behind the adapter interface, at operation level.
 
-Each writer becomes the operation ``adapters/engine_ops.py`` translates it to. The
+Each writer becomes the operation ``engines/operations.py`` translates it to. The
 interleaving is deterministic: ``begin`` loads a ``DeltaTable`` at the writer's read version and
 keeps it; ``commit`` runs the operation on that stale object, so delta-rs reads that version,
 writes at the next one and, finding it taken, runs its own conflict checker against every newer
@@ -30,7 +30,7 @@ from deltaspec.impl import codec
 from deltaspec.impl.errors import DeltaError as DeltaSpecError
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     Capability,
     Json,
     TableSetup,
@@ -38,9 +38,9 @@ from ..harness.adapter import (
     WriterSpec,
     protocol_json,
 )
-from ..harness.scenarios import schema_string
-from . import datafiles
-from . import engine_ops as ops
+from ...harness.scenarios import schema_string
+from .. import operations as ops
+from ..table_files import datafiles
 
 DELTALAKE_VERSION: str = deltalake.__version__
 

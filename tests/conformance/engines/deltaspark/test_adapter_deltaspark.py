@@ -17,8 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.deltaspark import DeltaSparkAdapter, outcome_of, predicate_sql
-from deltaspec.conformance.adapters.deltaspark_session import RELEASE
+from deltaspec.conformance.engines.deltaspark.adapter import (
+    DeltaSparkAdapter,
+    outcome_of,
+    predicate_sql,
+)
+from deltaspec.conformance.engines.deltaspark.session import RELEASE
 from deltaspec.conformance.harness.logvectors import load_log_vectors
 from deltaspec.conformance.harness.scenarios import Resolve, Scenario, TryWrite, load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite
@@ -190,7 +194,7 @@ def test_the_oracle_drives_model_impl_and_live_delta_spark_in_lockstep(spark) ->
     engine (the impl joins as a second adapter)."""
     from dataclasses import replace
 
-    from deltaspec.conformance.adapters.impl import ImplAdapter
+    from deltaspec.conformance.engines.impl.adapter import ImplAdapter
     from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, run_oracle
 
     profile = replace(ORACLE_PROFILES["ci"], max_examples=2)

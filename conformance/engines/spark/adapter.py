@@ -1,6 +1,6 @@
 """Our Spark write path (``deltaspec.spark``) behind the adapter interface, at operation level.
 
-Each writer becomes the operation ``adapters/engine_ops.py`` translates it to. The
+Each writer becomes the operation ``engines/operations.py`` translates it to. The
 Spark functions read the latest snapshot when they are called and take a ``before_commit`` hook
 that runs once the data files are written, just before the commit. So a writer's ``begin`` (its
 read snapshot) starts the operation in a thread of its own, which runs until the hook pauses it;
@@ -35,7 +35,7 @@ from deltaspec.spark import (
     write_delta,
 )
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     Capability,
     Json,
     TableSetup,
@@ -43,9 +43,9 @@ from ..harness.adapter import (
     WriterSpec,
     protocol_json,
 )
-from ..harness.scenarios import schema_string
-from . import datafiles
-from . import engine_ops as ops
+from ...harness.scenarios import schema_string
+from .. import operations as ops
+from ..table_files import datafiles
 
 _JOIN_SECONDS = 600
 Work = Callable[[Callable[[], None]], Any]

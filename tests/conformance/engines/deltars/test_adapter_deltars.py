@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 
-from deltaspec.conformance.adapters import engine_ops as ops
-from deltaspec.conformance.adapters.deltars import DELTALAKE_VERSION, DeltaRsAdapter, outcome_of
+from deltaspec.conformance.engines import operations as ops
+from deltaspec.conformance.engines.deltars.adapter import (
+    DELTALAKE_VERSION,
+    DeltaRsAdapter,
+    outcome_of,
+)
 from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import (

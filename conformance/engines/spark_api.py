@@ -23,7 +23,7 @@ from deltaspec.spark import MergeClause, compact, delete, merge, update, write_d
 from deltaspec.spark.datasource import register
 from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
-from . import deltaspark_jvm
+from .deltaspark import jvm as deltaspark_jvm
 
 
 class Engine(ABC):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from deltaspec.conformance.adapters.deltaspark_ops import DeltaSparkOpsAdapter, engine_outcome
+from deltaspec.conformance.engines.deltaspark.ops import DeltaSparkOpsAdapter, engine_outcome
 from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import load_scenarios

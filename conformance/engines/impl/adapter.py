@@ -42,7 +42,7 @@ from deltaspec.impl.table.paths import resolve_data_path
 from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     ACTION_LEVEL,
     Capability,
     Json,
@@ -51,9 +51,9 @@ from ..harness.adapter import (
     WriterSpec,
     protocol_json,
 )
-from ..harness.runner import run_scenario
-from ..harness.scenarios import RunResult, Scenario, schema_string
-from .logfiles import delete_log_below, read_checksum_file
+from ...harness.runner import run_scenario
+from ...harness.scenarios import RunResult, Scenario, schema_string
+from ..table_files.logfiles import delete_log_below, read_checksum_file
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
 

@@ -7,7 +7,7 @@ offers operations instead (append, overwrite, DELETE, UPDATE, MERGE, OPTIMIZE, A
 changes, or raises :class:`Unsupported` with the reason. :data:`ENGINE_OPERATIONS` says which
 engine operations each kind of the workload alphabet becomes.
 
-The data model (``deltaspec.conformance.adapters.datafiles`` writes and reads it):
+The data model (``deltaspec.conformance.engines.table_files.datafiles`` writes and reads it):
 
 - The table gets one more data column, ``_file`` (string). Every scenario file is one row whose
   ``_file`` is the scenario path, with the file's partition values and NULL in every other

@@ -10,15 +10,15 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     Capability,
     Json,
     TableSetup,
     Unsupported,
     WriterSpec,
 )
-from ..harness.json_rows import JsonRows
-from ..harness.reading import ReadFailure
+from ...harness.json_rows import JsonRows
+from ...harness.reading import ReadFailure
 
 PROTOCOL = "deltaspec-bridge/1"
 

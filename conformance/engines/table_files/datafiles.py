@@ -1,6 +1,6 @@
 """Real data files behind scenario files, for the operation-level adapters (delta-rs, Spark).
 
-The mapping is described in ``deltaspec.conformance.adapters.engine_ops``: every scenario file is
+The mapping is described in ``deltaspec.conformance.engines.operations``: every scenario file is
 one row whose ``_file`` column holds its path. This module writes a scenario's setup as a real table
 (version 0 and the setup commits, exactly as given, through the production codec, each added
 file a one-row Parquet file with exact ``_file`` statistics), reads back which rows every live
@@ -37,9 +37,10 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.releases import CURRENT
 
-from ..harness.adapter import Json, TableSetup, Unsupported
-from ..harness.scenarios import schema_string
-from .engine_ops import (
+from ...harness.adapter import Json, TableSetup, Unsupported
+from ...harness.scenarios import schema_string
+from ..impl.adapter import TABLE_ID, to_action
+from ..operations import (
     FILE_COLUMN,
     ROW_COLUMN,
     DataFile,
@@ -47,7 +48,6 @@ from .engine_ops import (
     PartitionValues,
     View,
 )
-from .impl import TABLE_ID, to_action
 
 _ARROW = {"string": pa.string(), "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(),
           "byte": pa.int8(), "boolean": pa.bool_(), "date": pa.date32(), "double": pa.float64(),

@@ -29,7 +29,7 @@ from typing import Any
 
 from deltaspec.rules import PRIMARY_LIVE_RELEASE
 
-from ..releases.cache import engine_dir
+from ...releases.cache import engine_dir
 
 ENV = "DELTASPEC_DELTA_SPARK"
 MAVEN_PREFIX = "maven:"

@@ -1,6 +1,6 @@
 """Live delta-spark behind the adapter interface, at operation level (``deltaspark-ops``).
 
-The same translation as the ``spark`` adapter (``deltaspec.conformance.adapters.engine_ops``: each
+The same translation as the ``spark`` adapter (``deltaspec.conformance.engines.operations``: each
 writer becomes an append, overwrite, replaceWhere, DELETE, UPDATE, MERGE, OPTIMIZE or ALTER TABLE
 over the ``_file``/``_row`` data model of ``datafiles``), executed by delta-spark's own commands:
 ``df.write.format("delta")`` (modes, ``replaceWhere``, ``txnAppId``/``txnVersion``,
@@ -44,19 +44,20 @@ from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.rules import spec_root
 from deltaspec.spark import MergeClause
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     Capability,
     Json,
     TableSetup,
     Unsupported,
     protocol_json,
 )
-from . import datafiles, deltaspark_jvm
-from . import engine_ops as ops
-from .deltaspark_jvm import delta_log, delta_package, java_view, jvm, scala_none, scala_object
-from .deltaspark_session import delta_session
-from .spark import SparkAdapter, Work, outcome_of
-from .spark_engines import merge_clauses, table_sql
+from .. import operations as ops
+from ..spark.adapter import SparkAdapter, Work, outcome_of
+from ..spark_api import merge_clauses, table_sql
+from ..table_files import datafiles
+from . import jvm as deltaspark_jvm
+from .jvm import delta_log, delta_package, java_view, jvm, scala_none, scala_object
+from .session import delta_session
 
 _JOIN_SECONDS = 600
 _SESSION_SETTINGS = {

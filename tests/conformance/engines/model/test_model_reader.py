@@ -1,4 +1,4 @@
-"""The model as a reader of tables on disk (conformance/adapters/readers.py ``ModelReader``):
+"""The model as a reader of tables on disk (conformance/engines/model/reader.py ``ModelReader``):
 a protocol it must refuse, and a v2 checkpoint under the classic name whose files are in a
 sidecar. Both were missed before: the fixtures suite labelled the model unsafe on
 golden-invalid-protocol-version and krs-v2-classic-checkpoint-parquet. The tables are written
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from deltaspec.conformance.adapters.readers import ModelReader, ReadFailure
+from deltaspec.conformance.engines.model.reader import ModelReader, ReadFailure
 from deltaspec.conformance.harness.logvectors import CHECKPOINT_SCHEMA, write_log
 from deltaspec.model.actions import Protocol
 from deltaspec.model.features import unreadable

@@ -22,11 +22,11 @@ from deltaspec.impl.log.store import FileInfo
 from deltaspec.impl.scan import scan
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ..harness.adapter import protocol_json
-from ..harness.reading import ReadFailure as ReadFailure
-from ..harness.reading import TableReader as TableReader
-from .deltaspark_jvm import delta_log, java_view, jvm, scala_none
-from .impl import snapshot_json
+from ...harness.adapter import protocol_json
+from ...harness.reading import ReadFailure as ReadFailure
+from ...harness.reading import TableReader as TableReader
+from ..deltaspark.jvm import delta_log, java_view, jvm, scala_none
+from ..impl.adapter import snapshot_json
 
 Json = dict[str, Any]
 
@@ -212,7 +212,7 @@ class ModelReader:
         from deltaspec.model.profiles import profile
         from deltaspec.model.snapshot import Snapshot
 
-        from .model import snapshot_json as model_json
+        from .adapter import snapshot_json as model_json
 
         if not commits and not checkpoints:
             if version is None:
@@ -359,7 +359,7 @@ def model_states(table: Path) -> Iterator[Json]:
     version 0 (the fixtures suite's expectation, harness/fixtures.py)."""
     from deltaspec.model.snapshot import Snapshot
 
-    from .model import snapshot_json as model_json
+    from .adapter import snapshot_json as model_json
 
     commits, _ = _list_log(table / "_delta_log")
     if list(commits) != list(range(len(commits))):
@@ -409,7 +409,7 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     sidecars its ``sidecar`` actions name, under ``_delta_log/_sidecars`` (CHECKPOINT.READ)."""
     import pyarrow.parquet as pq
 
-    from .model import read_log_action
+    from .adapter import read_log_action
 
     def rows(path: Path, keys: tuple[str, ...] | None = None) -> list[Any]:
         found = []
@@ -448,7 +448,7 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
 
     from deltaspec.model.actions import Commit
 
-    from .model import read_log_action
+    from .adapter import read_log_action
 
     _check_regular_file(path)
     actions = []
@@ -478,7 +478,7 @@ SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 
 class DeltaSparkReader:
     """Live delta-spark: ``DeltaLog.forTable(spark, path)`` and ``getSnapshotAt(v)`` /
-    ``update()`` in the session of ``adapters.deltaspark_session.delta_session()``."""
+    ``update()`` in the session of ``engines.deltaspark.session.delta_session()``."""
 
     name = "deltaspark"
 
@@ -488,7 +488,7 @@ class DeltaSparkReader:
     @property
     def spark(self) -> Any:
         if self._spark is None:
-            from .deltaspark_session import delta_session
+            from ..deltaspark.session import delta_session
 
             self._spark = delta_session()
         return self._spark
@@ -590,7 +590,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 
 def _read_failure(error: Exception) -> ReadFailure:
-    from .deltaspark import _java_throwable
+    from ..deltaspark.adapter import _java_throwable
 
     text = str(_java_throwable(error) or error)
     return ReadFailure(_deltaspark_kind(text), text[:800])

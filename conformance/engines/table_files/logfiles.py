@@ -10,7 +10,7 @@ from pathlib import Path
 from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.store import LogStore
 
-from ..harness.adapter import Json
+from ...harness.adapter import Json
 
 
 def delete_log_below(log: Path | LogStore, version: int) -> list[str]:

@@ -64,31 +64,31 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
 def adapter_factory(name: str) -> Iterator[AdapterFactory]:
     """A factory making a fresh adapter per vector (given a scratch directory)."""
     if name == "model":
-        from .model import ModelAdapter
+        from .model.adapter import ModelAdapter
 
         yield lambda _root: ModelAdapter()
     elif name == "impl":
-        from .impl import ImplAdapter
+        from .impl.adapter import ImplAdapter
 
         yield ImplAdapter
     elif name == "deltars":
-        from .deltars import DeltaRsAdapter
+        from .deltars.adapter import DeltaRsAdapter
 
         yield DeltaRsAdapter
     elif name == "spark":
-        from .spark import SparkAdapter
+        from .spark.adapter import SparkAdapter
 
         yield SparkAdapter
     elif name == "deltaspark":
-        from .deltaspark import DeltaSparkAdapter
+        from .deltaspark.adapter import DeltaSparkAdapter
 
         yield DeltaSparkAdapter
     elif name == "deltaspark-ops":
-        from .deltaspark_ops import DeltaSparkOpsAdapter
+        from .deltaspark.ops import DeltaSparkOpsAdapter
 
         yield DeltaSparkOpsAdapter
     elif (command := bridge_command(name)) is not None:
-        from .cmd import BridgeAdapter, BridgeProcess
+        from .cmd.adapter import BridgeAdapter, BridgeProcess
 
         process = BridgeProcess(command)
         try:
@@ -105,7 +105,7 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
     impl's, delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``. Raises
     UnknownAdapter for a name no adapter has, and ImportError (before any case runs) when the
     extra a reader needs is not installed, as adapter_factory does."""
-    from . import readers
+    from .model import reader as readers
 
     if name == "model":
         yield readers.ModelReader()
@@ -122,7 +122,7 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
         yield readers.DeltaRsReader()
     elif (command := bridge_command(name)) is not None:
         from ..harness.adapter import Capability
-        from .cmd import BridgeProcess, BridgeReader
+        from .cmd.adapter import BridgeProcess, BridgeReader
 
         process = BridgeProcess(command)
         try:

@@ -35,7 +35,7 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot.delta_log import DeltaLog as ImplLog
 from deltaspec.rules import spec_root
 
-from ..harness.adapter import (
+from ...harness.adapter import (
     ACTION_LEVEL,
     Capability,
     Json,
@@ -43,7 +43,9 @@ from ..harness.adapter import (
     Unsupported,
     WriterSpec,
 )
-from .deltaspark_jvm import (
+from ..impl.adapter import _initial_commit, to_action, verify_stored_log
+from ..table_files.logfiles import delete_log_below, read_checksum_file
+from .jvm import (
     checkpoint,
     delta_log,
     delta_package,
@@ -52,9 +54,7 @@ from .deltaspark_jvm import (
     scala_object,
     scala_seq,
 )
-from .deltaspark_session import RELEASE, delta_session
-from .impl import _initial_commit, to_action, verify_stored_log
-from .logfiles import delete_log_below, read_checksum_file
+from .session import RELEASE, delta_session
 
 FIXED_CONFS = {
     "spark.databricks.delta.history.metricsEnabled": "false",
