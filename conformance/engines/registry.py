@@ -1,14 +1,31 @@
 """Adapters and table readers by name: what ``--adapter NAME`` means to ``deltaspec
-conformance``, ``deltaspec oracle`` and the pytest plugin. Each adapter is imported when it is
-named, so a name needs only its own extra installed."""
+conformance``, ``deltaspec oracle`` and the pytest plugin; the one module that knows every
+engine. The engines that need an extra (deltars, spark, deltaspark) are imported when named, so
+a name needs only its own extra installed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
+from ..harness.adapter import Capability
 from ..harness.reading import TableReader
 from ..harness.suites import AdapterFactory
+from ..releases.cache import installed
+from ..releases.errors import NotRunnable
+from ..releases.pins import load_pins
+from .cmd.adapter import BridgeAdapter, BridgeProcess, BridgeReader
+from .deltaspark.reader import DeltaSparkReader
+from .impl.adapter import ImplAdapter
+from .impl.reader import ImplReader
+from .model.adapter import ModelAdapter
+from .model.reader import ModelReader
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from .spark_api import Engine
 
 ADAPTERS = (
     "model, impl, deltars, spark, deltaspark, deltaspark-ops, deltaspark@X.Y.Z (a pinned "
@@ -44,10 +61,6 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
     release = release_profile(name)
     if release is None:
         return None
-    from ..releases.cache import installed
-    from ..releases.errors import NotRunnable
-    from ..releases.pins import load_pins
-
     pins = load_pins()
     if release not in pins.by_release:
         raise UnknownAdapter(
@@ -64,32 +77,26 @@ def bridge_command(name: str) -> str | Sequence[str] | None:
 def adapter_factory(name: str) -> Iterator[AdapterFactory]:
     """A factory making a fresh adapter per vector (given a scratch directory)."""
     if name == "model":
-        from .model.adapter import ModelAdapter
-
         yield lambda _root: ModelAdapter()
     elif name == "impl":
-        from .impl.adapter import ImplAdapter
-
         yield ImplAdapter
     elif name == "deltars":
-        from .deltars.adapter import DeltaRsAdapter
+        from .deltars.adapter import DeltaRsAdapter  # lazy: deltalake is optional
 
         yield DeltaRsAdapter
     elif name == "spark":
-        from .spark.adapter import SparkAdapter
+        from .spark.adapter import SparkAdapter  # lazy: pyspark is optional
 
         yield SparkAdapter
     elif name == "deltaspark":
-        from .deltaspark.adapter import DeltaSparkAdapter
+        from .deltaspark.adapter import DeltaSparkAdapter  # lazy: pyspark is optional
 
         yield DeltaSparkAdapter
     elif name == "deltaspark-ops":
-        from .deltaspark.ops import DeltaSparkOpsAdapter
+        from .deltaspark.ops import DeltaSparkOpsAdapter  # lazy: pyspark is optional
 
         yield DeltaSparkOpsAdapter
     elif (command := bridge_command(name)) is not None:
-        from .cmd.adapter import BridgeAdapter, BridgeProcess
-
         process = BridgeProcess(command)
         try:
             yield lambda _root: BridgeAdapter(process)
@@ -105,25 +112,20 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
     impl's, delta-rs's, the model's, live delta-spark's, or a bridge's ``read_table``. Raises
     UnknownAdapter for a name no adapter has, and ImportError (before any case runs) when the
     extra a reader needs is not installed, as adapter_factory does."""
-    from .model import reader as readers
-
     if name == "model":
-        yield readers.ModelReader()
+        yield ModelReader()
     elif name == "deltaspark":
         # the extra's module imported first: when it is missing, one error before any case runs
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401  # lazy: pyspark is optional
 
-        yield readers.DeltaSparkReader()
+        yield DeltaSparkReader()
     elif name == "impl":
-        yield readers.ImplReader()
+        yield ImplReader()
     elif name == "deltars":
-        import deltalake  # noqa: F401  (as for pyspark)
+        from .deltars.reader import DeltaRsReader  # lazy: deltalake is optional
 
-        yield readers.DeltaRsReader()
+        yield DeltaRsReader()
     elif (command := bridge_command(name)) is not None:
-        from ..harness.adapter import Capability
-        from .cmd.adapter import BridgeProcess, BridgeReader
-
         process = BridgeProcess(command)
         try:
             process._start()
@@ -134,3 +136,16 @@ def table_reader(name: str) -> Iterator[TableReader | None]:
         yield None
     else:
         raise UnknownAdapter(f"unknown adapter {name!r} ({ADAPTERS})")
+
+
+def make_engines(spark: SparkSession) -> dict[str, Engine]:
+    """delta-spark (``delta``) and our Spark path (``ours``) on ``spark``, which must have
+    delta-spark loaded (``deltaspark.session.delta_session``), with ``format("deltaspec")``
+    registered."""
+    from deltaspec.spark.datasource import register  # lazy: pyspark is optional
+
+    from .deltaspark.spark_api import DELTA_SPARK  # lazy: pyspark is optional
+    from .spark.spark_api import OURS  # lazy: pyspark is optional
+
+    register(spark)
+    return {DELTA_SPARK.name: DELTA_SPARK, OURS.name: OURS}

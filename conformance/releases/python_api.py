@@ -3,8 +3,8 @@ release, from its PyPI wheel, unpacked into ``<cache>/delta-spark/<release>/pyth
 
 The wheel is not pip-installed: its metadata caps pyspark below the patch release engines.json
 runs it on (delta-spark 4.4.0 asks for ``pyspark<=4.2.0``; 4.2.1 is measured to run it), and the
-in-process engine only needs ``python/`` on ``sys.path``, the shape ``deltaspark_session.locate``
-reads. Only the ``delta/`` files of the wheel are kept."""
+in-process engine only needs ``python/`` on ``sys.path``, the shape
+``engines/deltaspark/session.locate`` reads. Only the ``delta/`` files of the wheel are kept."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ import pyarrow.parquet as pq
 
 from deltaspec.spark import MergeClause
 
-from ..engines.spark_api import DELTA_SPARK, OURS, Engine
+from ..engines.deltaspark.spark_api import DELTA_SPARK
+from ..engines.spark.spark_api import OURS
+from ..engines.spark_api import Engine
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,

@@ -190,9 +190,9 @@ class BridgeAdapter:
 
 
 class BridgeReader:
-    """A bridge that declares ``read_table`` as a table reader (readers.TableReader): the
-    fixtures suite and the log vectors run through it, and the fixtures' row checks too when it
-    declares ``read_rows``."""
+    """A bridge that declares ``read_table`` as a table reader (the harness's ``TableReader``):
+    the fixtures suite and the log vectors run through it, and the fixtures' row checks too when
+    it declares ``read_rows``."""
 
     def __init__(self, process: BridgeProcess) -> None:
         self.process = process

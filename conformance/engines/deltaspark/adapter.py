@@ -15,7 +15,7 @@ with delta-spark's own API only, so the same code runs on the published jar:
   written log file; a failure is mapped to our kinds by spec/data/conflict_kinds.json.
 
 The engine's commit loop cannot be stepped (no ``COMMIT_STEPS``), it runs one release
-(``deltaspark_session.RELEASE``), and its clock is the wall clock, not the vector's ``time``.
+(``session.RELEASE``), and its clock is the wall clock, not the vector's ``time``.
 The table's version 0 and the unchecked setup commits are written as files, as for the impl.
 """
 

@@ -1,6 +1,6 @@
 """delta-spark's JVM classes through py4j: the Scala values its methods take, its ``DeltaLog``,
 and a checkpoint of one version. Shared by the delta-spark adapters, the engine pair
-(``spark_engines``) and the hand-driven losing transaction (``deltaspark_loser``)."""
+(``spark_api``) and the hand-driven losing transaction (``loser``)."""
 
 from __future__ import annotations
 

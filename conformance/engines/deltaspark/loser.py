@@ -10,8 +10,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from ..spark_api import DELTA_SPARK
 from .jvm import delta_log, delta_package, scala_object, scala_seq
+from .spark_api import DELTA_SPARK
 
 
 def conflict_name(error: BaseException) -> str:

@@ -53,11 +53,11 @@ from ...harness.adapter import (
 )
 from .. import operations as ops
 from ..spark.adapter import SparkAdapter, Work, outcome_of
-from ..spark_api import merge_clauses, table_sql
 from ..table_files import datafiles
 from . import jvm as deltaspark_jvm
 from .jvm import delta_log, delta_package, java_view, jvm, scala_none, scala_object
 from .session import delta_session
+from .spark_api import merge_clauses, table_sql
 
 _JOIN_SECONDS = 600
 _SESSION_SETTINGS = {

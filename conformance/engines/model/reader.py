@@ -1,166 +1,36 @@
-"""Table readers for the fixtures suite: what an implementation makes of a table on disk.
-
-A reader returns the snapshot JSON of the adapters (version, files, app_txns, domains,
-properties, partition_columns, protocol) and, where it can scan, the rows; a refusal is a
-``ReadFailure`` with the neutral error kind (impl/errors.py ``kind`` values); both are the
-harness's (harness/reading.py)."""
+"""The model (deltaspec.model) as a reader of tables on disk (the fixtures suite): the log listed
+and its files decoded here, the state built by the model's own rules; a refusal is the harness's
+``ReadFailure`` with the neutral error kind (impl/errors.py ``kind`` values)."""
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections.abc import Callable, Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.store import FileInfo
-from deltaspec.impl.scan import scan
-from deltaspec.impl.snapshot.delta_log import DeltaLog
+from deltaspec.model.actions import Commit, Metadata, Protocol
+from deltaspec.model.checkpoint import (
+    checkpoint_actions,
+    expired_log_versions,
+    snapshot_from_checkpoint,
+)
+from deltaspec.model.features import unreadable
+from deltaspec.model.paths import names_table_file
+from deltaspec.model.profiles import profile
+from deltaspec.model.snapshot import Snapshot, apply_commit
+from deltaspec.model.timestamps import commit_timestamps, version_at
 
-from ...harness.adapter import protocol_json
-from ...harness.reading import ReadFailure as ReadFailure
-from ...harness.reading import TableReader as TableReader
-from ..deltaspark.jvm import delta_log, java_view, jvm, scala_none
-from ..impl.adapter import snapshot_json
-
-Json = dict[str, Any]
-
-
-class ImplReader:
-    """deltaspec.impl: DeltaLog snapshots and the reference Arrow scan."""
-
-    name = "impl"
-
-    def read(self, root: Path, version: int | None) -> Json:
-        try:
-            return snapshot_json(DeltaLog(str(root)).snapshot(version))
-        except DeltaError as error:
-            raise ReadFailure(error.kind, str(error)) from error
-
-    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
-        from deltaspec.impl.snapshot.time_travel import version_at
-
-        try:
-            log = DeltaLog(str(root))
-            return snapshot_json(log.snapshot(version_at(log, timestamp)))
-        except DeltaError as error:
-            raise ReadFailure(error.kind, str(error)) from error
-
-    def rows(self, root: Path, version: int | None) -> pa.Table:
-        try:
-            return scan(DeltaLog(str(root)).snapshot(version), root)
-        except DeltaError as error:
-            raise ReadFailure(error.kind, str(error)) from error
-
-    def clean_up_expired_logs(self, root: Path) -> None:
-        """The impl's log cleanup (RETENTION.LOG, RETENTION.VERIFIED_CHECKPOINT) as a writer runs
-        it after writing the checkpoint ``_last_checkpoint`` names, with the wall clock."""
-        from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
-
-        try:
-            log = DeltaLog(str(root))
-            hint = log.read_last_checkpoint()
-            if hint is not None:
-                latest = log.snapshot()
-                cleanup_expired_logs(
-                    log, int(hint["version"]), log.clock(), latest.metadata, latest.protocol
-                )
-        except DeltaError as error:
-            raise ReadFailure(error.kind, str(error)) from error
-
-    def read_interleaved(
-        self, root: Path, version: int | None, after_listing: Callable[[], None]
-    ) -> Json:
-        """A load whose first listing of ``_delta_log`` is followed by ``after_listing``
-        (SNAPSHOT.RELIST), through the store's listing seam."""
-        try:
-            log = DeltaLog(str(root), store=_ListingHook(root, after_listing))
-            return snapshot_json(log.snapshot(version))
-        except DeltaError as error:
-            raise ReadFailure(error.kind, str(error)) from error
-
-
-class _ListingHook(LocalLogStore):
-    """A local store that calls ``after_listing`` once, right after its first listing."""
-
-    def __init__(self, root: Path, after_listing: Callable[[], None]) -> None:
-        super().__init__(root)
-        self._after_listing: Callable[[], None] | None = after_listing
-
-    def list_from(self, start: str = "") -> list[FileInfo]:
-        listed = super().list_from(start)
-        hook, self._after_listing = self._after_listing, None
-        if hook is not None:
-            hook()
-        return listed
-
-
-class DeltaRsReader:
-    """The deltalake package (delta-rs)."""
-
-    name = "deltars"
-
-    def read(self, root: Path, version: int | None) -> Json:
-        import deltalake
-
-        try:
-            table = deltalake.DeltaTable(str(root), version=version)
-        except Exception as error:  # delta-rs raises a handful of untyped errors
-            raise ReadFailure(_deltars_kind(error), str(error)) from error
-        actions = pa.table(table.get_add_actions(flatten=False))
-        metadata = table.metadata()
-        return {
-            "version": table.version(),
-            "files": sorted(actions.column("path").to_pylist()),
-            "properties": dict(metadata.configuration),
-            "partition_columns": list(metadata.partition_columns),
-            "protocol": protocol_json(table.protocol()),
-        }
-
-    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
-        import datetime
-
-        import deltalake
-
-        moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.UTC)
-        try:
-            table = deltalake.DeltaTable(str(root))
-            table.load_as_version(moment)
-        except Exception as error:
-            raise ReadFailure(_deltars_kind(error), str(error)) from error
-        return self.read(root, table.version())
-
-    def rows(self, root: Path, version: int | None) -> pa.Table | None:
-        import deltalake
-
-        try:
-            return deltalake.DeltaTable(str(root), version=version).to_pyarrow_table()
-        except Exception as error:
-            raise ReadFailure(_deltars_kind(error), str(error)) from error
-
-
-def _deltars_kind(error: Exception) -> str:
-    text = str(error).lower()
-    if "feature" in text:  # "reader features ... not yet supported": a feature, not a version
-        return "UNSUPPORTED_FEATURE"
-    if "contiguous" in text or ("missing" in text and "version" in text):
-        return "VERSIONS_NOT_CONTIGUOUS"
-    if "json error" in text:  # a commit line that does not parse (ACTION.LINE_FORMAT)
-        return "CORRUPT_LOG_FILE"
-    if "no table metadata" in text or "no protocol found" in text:
-        return "MISSING_PROTOCOL_OR_METADATA"
-    if "not the same as the specified end version" in text:
-        return "VERSION_NOT_FOUND"
-    if "protocol" in text and ("unsupported" in text or "reader" in text):
-        return "UNSUPPORTED_PROTOCOL"
-    if "not a delta table" in text or "no files in log segment" in text:
-        return "TABLE_NOT_FOUND"
-    return f"DELTARS:{type(error).__name__}"
+from ...harness.adapter import Json
+from ...harness.reading import ReadFailure
+from .adapter import read_log_action
+from .adapter import snapshot_json as model_json
 
 
 class ModelReader:
@@ -205,14 +75,6 @@ class ModelReader:
         commits: dict[int, Path],
         checkpoints: dict[int, list[Path]],
     ) -> Json:
-        import time
-
-        from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
-        from deltaspec.model.features import unreadable
-        from deltaspec.model.profiles import profile
-        from deltaspec.model.snapshot import Snapshot
-
-        from .adapter import snapshot_json as model_json
 
         if not commits and not checkpoints:
             if version is None:
@@ -254,12 +116,6 @@ class ModelReader:
         modification times) after the checkpoint ``_last_checkpoint`` names, with the wall clock,
         at the newest release (RETENTION.CHECKPOINT_PROTECTION: in chunks); only checkpoints
         that read back whole count (RETENTION.VERIFIED_CHECKPOINT)."""
-        import json
-        import time
-
-        from deltaspec.model.actions import Metadata, Protocol
-        from deltaspec.model.checkpoint import expired_log_versions
-        from deltaspec.model.snapshot import Snapshot
 
         log = root / "_delta_log"
         try:
@@ -300,10 +156,6 @@ class ModelReader:
     def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
         """ICT.TIME_TRAVEL by the model's ``commit_timestamps`` over the listed commits, with the
         latest metadata, at the newest release profile."""
-        from deltaspec.model.actions import Metadata
-        from deltaspec.model.profiles import profile
-        from deltaspec.model.snapshot import Snapshot
-        from deltaspec.model.timestamps import commit_timestamps, version_at
 
         files, _ = _list_log(root / "_delta_log")
         commits = [_read_commit(Snapshot(), v, path) for v, path in sorted(files.items())]
@@ -357,9 +209,6 @@ def _list_log(log: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
 def model_states(table: Path) -> Iterator[Json]:
     """The model's snapshot JSON after each commit of ``table``, for logs whose commits run from
     version 0 (the fixtures suite's expectation, harness/fixtures.py)."""
-    from deltaspec.model.snapshot import Snapshot
-
-    from .adapter import snapshot_json as model_json
 
     commits, _ = _list_log(table / "_delta_log")
     if list(commits) != list(range(len(commits))):
@@ -384,7 +233,6 @@ def _plain(value: Any) -> Any:
 def _check_data_path(line: Json) -> None:
     """PATH.DATA_FILE for the reader: a relative ``add``/``remove`` path must name a file of the
     table (the model's ``names_table_file``); otherwise the load is refused."""
-    from deltaspec.model.paths import names_table_file
 
     for key in ("add", "remove"):
         body = line.get(key)
@@ -407,9 +255,6 @@ def _checkpoint_actions(paths: list[Path], snapshot: Any) -> list[Any]:
     """The known actions of a checkpoint's files and, for a v2 checkpoint (whatever its name:
     delta-spark reads a classic-named file holding ``checkpointMetadata`` as one), of the
     sidecars its ``sidecar`` actions name, under ``_delta_log/_sidecars`` (CHECKPOINT.READ)."""
-    import pyarrow.parquet as pq
-
-    from .adapter import read_log_action
 
     def rows(path: Path, keys: tuple[str, ...] | None = None) -> list[Any]:
         found = []
@@ -444,11 +289,6 @@ def _check_regular_file(path: Path) -> None:
 
 def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
     """The model ``Commit`` of one commit file (its time: the file's modification time)."""
-    import json
-
-    from deltaspec.model.actions import Commit
-
-    from .adapter import read_log_action
 
     _check_regular_file(path)
     actions = []
@@ -468,157 +308,5 @@ def _read_commit(snapshot: Any, version: int, path: Path) -> Any:
 
 
 def _apply_commit_file(snapshot: Any, version: int, path: Path) -> Any:
-    from deltaspec.model.snapshot import apply_commit
 
     return apply_commit(snapshot, _read_commit(snapshot, version, path))
-
-
-SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
-
-
-class DeltaSparkReader:
-    """Live delta-spark: ``DeltaLog.forTable(spark, path)`` and ``getSnapshotAt(v)`` /
-    ``update()`` in the session of ``engines.deltaspark.session.delta_session()``."""
-
-    name = "deltaspark"
-
-    def __init__(self, spark: Any = None) -> None:
-        self._spark = spark
-
-    @property
-    def spark(self) -> Any:
-        if self._spark is None:
-            from ..deltaspark.session import delta_session
-
-            self._spark = delta_session()
-        return self._spark
-
-    def read(self, root: Path, version: int | None) -> Json:
-        # a log vector's state is a handful of rows: one partition instead of 50 Spark tasks
-        previous = self.spark.conf.get(SNAPSHOT_PARTITIONS, None)
-        self.spark.conf.set(SNAPSHOT_PARTITIONS, "1")
-        try:
-            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
-            if version is None:
-                snapshot = log.update(False, none, none)
-            else:
-                # as delta-spark's own time travel (versionAsOf, VERSION AS OF) does first:
-                # getSnapshotAt alone skips the range check and fails otherwise
-                history = log.history()
-                history.checkVersionExists(
-                    version,
-                    none,
-                    getattr(history, "checkVersionExists$default$3")(),  # mustBeRecreatable
-                    getattr(history, "checkVersionExists$default$4")(),  # allowOutOfRange
-                )
-                snapshot = log.getSnapshotAt(version, none, none, False)
-            return self._snapshot_json(snapshot)
-        except _engine_errors() as error:
-            raise _read_failure(error) from error
-        finally:
-            if previous is None:
-                self.spark.conf.unset(SNAPSHOT_PARTITIONS)
-            else:
-                self.spark.conf.set(SNAPSHOT_PARTITIONS, previous)
-
-    def clean_up_expired_logs(self, root: Path) -> None:
-        """delta-spark's own log cleanup as its checkpoint path runs it after writing
-        ``_last_checkpoint``: ``MetadataCleanup.doLogCleanup`` on the latest snapshot."""
-        try:
-            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
-            log.doLogCleanup(log.update(False, none, none), none)
-        except _engine_errors() as error:
-            raise _read_failure(error) from error
-
-    def read_at_timestamp(self, root: Path, timestamp: int) -> Json:
-        """ICT.TIME_TRAVEL through delta-spark's DeltaHistoryManager.getActiveCommitAtTime."""
-        try:
-            log, none = delta_log(self.spark, str(root)), scala_none(self.spark)
-            moment = jvm(self.spark).java.sql.Timestamp(timestamp)
-            commit = log.history().getActiveCommitAtTime(moment, none, False, True, False)
-        except _engine_errors() as error:
-            raise _read_failure(error) from error
-        return self.read(root, int(commit.version()))
-
-    def _snapshot_json(self, snapshot: Any) -> Json:
-        from pyspark.sql import DataFrame
-
-        def java(scala_collection: Any) -> Any:
-            return java_view(self.spark, scala_collection)
-
-        version = snapshot.version()
-        if version < 0:
-            return {"version": -1, "files": [], "tombstones": [], "app_txns": {}, "domains": {}}
-        files = DataFrame(snapshot.allFiles().toDF(), self.spark).select("path").collect()
-        tombstones = DataFrame(snapshot.tombstones().toDF(), self.spark).select("path").collect()
-        txns = java(snapshot.setTransactions())
-        domains = java(snapshot.domainMetadata())
-        protocol, metadata = snapshot.protocol(), snapshot.metadata()
-        out_protocol: Json = {
-            "minReaderVersion": protocol.minReaderVersion(),
-            "minWriterVersion": protocol.minWriterVersion(),
-        }
-        for key, option in (("readerFeatures", protocol.readerFeatures()),
-                            ("writerFeatures", protocol.writerFeatures())):  # fmt: skip
-            if option.isDefined():
-                out_protocol[key] = sorted(java(option.get()))
-        return {
-            "version": version,
-            "files": sorted(r["path"] for r in files),
-            "tombstones": sorted(r["path"] for r in tombstones),
-            "app_txns": {t.appId(): t.version() for t in txns},
-            "domains": {d.domain(): d.configuration() for d in domains if not d.removed()},
-            "properties": dict(java(metadata.configuration())),
-            "partition_columns": list(java(metadata.partitionColumns())),
-            "protocol": out_protocol,
-        }
-
-    def rows(self, root: Path, version: int | None) -> pa.Table | None:
-        return None
-
-
-@cache
-def _engine_errors() -> tuple[type[Exception], ...]:
-    """What a call into delta-spark raises: a Py4JJavaError, or (for the error classes pyspark
-    knows, e.g. AnalysisException) pyspark's converted exception, which is not one."""
-    try:
-        from py4j.protocol import Py4JJavaError
-        from pyspark.errors.exceptions.captured import CapturedException
-    except ImportError:  # no pyspark: nothing here can be raised
-        return ()
-    return (Py4JJavaError, CapturedException)
-
-
-def _read_failure(error: Exception) -> ReadFailure:
-    from ..deltaspark.adapter import _java_throwable
-
-    text = str(_java_throwable(error) or error)
-    return ReadFailure(_deltaspark_kind(text), text[:800])
-
-
-def _deltaspark_kind(text: str) -> str:
-    for marker, kind in (
-        ("TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION", "TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION"),
-        ("DELTA_TIMESTAMP_GREATER_THAN_COMMIT", "TIMESTAMP_GREATER_THAN_COMMIT"),
-        ("URISyntaxException", "UNSAFE_PATH"),
-        ("DELTA_VERSIONS_NOT_CONTIGUOUS", "VERSIONS_NOT_CONTIGUOUS"),
-        ("DELTA_TRUNCATED_TRANSACTION_LOG", "VERSIONS_NOT_CONTIGUOUS"),
-        ("DELTA_STATE_RECOVER_ERROR", "MISSING_PROTOCOL_OR_METADATA"),
-        ("VersionNotFoundException", "VERSION_NOT_FOUND"),
-        ("DELTA_VERSION_NOT_FOUND", "VERSION_NOT_FOUND"),
-        ("DELTA_CANNOT_TIME_TRAVEL", "VERSION_NOT_FOUND"),
-        ("Trying to load a non-existent version", "VERSION_NOT_FOUND"),
-        ("DELTA_LOG_FILE_NOT_FOUND", "VERSION_NOT_FOUND"),
-        ("DELTA_EMPTY_DIRECTORY", "TABLE_NOT_FOUND"),
-        ("DELTA_NO_COMMITS_FOUND", "TABLE_NOT_FOUND"),
-        ("DELTA_MISSING_DELTA_TABLE", "TABLE_NOT_FOUND"),
-        ("DELTA_TABLE_NOT_FOUND", "TABLE_NOT_FOUND"),
-        ("DELTA_UNSUPPORTED_FEATURES", "UNSUPPORTED_FEATURE"),
-        ("DELTA_INVALID_PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL"),
-        ("DELTA_CORRUPT_LOG_FILE", "CORRUPT_LOG_FILE"),
-    ):
-        if marker in text:
-            return kind
-    if "FAILED_READ_FILE.NO_HINT" in text and "_delta_log/" in text and ".json" in text:
-        return "CORRUPT_LOG_FILE"  # a commit whose JSON does not parse (ACTION.LINE_FORMAT)
-    return f"DELTASPARK:{text.split(':')[0][:120]}"

@@ -129,7 +129,8 @@ def test_fixtures_are_pinned_by_manifest_checksum(tmp_path, fixtures_dir):
 
 
 def test_a_reader_that_loses_a_file_is_unsafe(fixtures_dir):
-    from deltaspec.conformance.engines.model.reader import ImplReader, model_states
+    from deltaspec.conformance.engines.impl.reader import ImplReader
+    from deltaspec.conformance.engines.model.reader import model_states
     from deltaspec.conformance.harness.fixtures import check_table, load_manifest
 
     class DropsAFile(ImplReader):

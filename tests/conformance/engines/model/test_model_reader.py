@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from deltaspec.conformance.engines.model.reader import ModelReader, ReadFailure
+from deltaspec.conformance.engines.model.reader import ModelReader
 from deltaspec.conformance.harness.logvectors import CHECKPOINT_SCHEMA, write_log
+from deltaspec.conformance.harness.reading import ReadFailure
 from deltaspec.model.actions import Protocol
 from deltaspec.model.features import unreadable
 from deltaspec.model.profiles import profile
