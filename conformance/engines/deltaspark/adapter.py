@@ -43,8 +43,9 @@ from ...harness.adapter import (
     Unsupported,
     WriterSpec,
 )
-from ..impl.adapter import _initial_commit, to_action, verify_stored_log
-from ..table_files.logfiles import delete_log_below, read_checksum_file
+from ..table_files.impl_actions import initial_commit as _initial_commit
+from ..table_files.impl_actions import to_action
+from ..table_files.logfiles import delete_log_below, read_checksum_file, verify_stored_log
 from .jvm import (
     checkpoint,
     delta_log,

@@ -13,24 +13,13 @@ from pathlib import Path
 
 from deltaspec.impl import codec, errors, predicates
 from deltaspec.impl.actions import (
-    Action,
-    AddCDCFile,
-    AddFile,
     CommitInfo,
-    DeletionVector,
-    DomainMetadata,
-    Metadata,
-    Protocol,
-    RemoveFile,
-    SetTransaction,
 )
 from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
 from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.impl.log.names import (
     commit_name,
-    is_checkpoint_name,
-    log_file_version,
     parse_commit_name,
 )
 from deltaspec.impl.log.store import LogStore
@@ -52,133 +41,14 @@ from ...harness.adapter import (
     protocol_json,
 )
 from ...harness.runner import run_scenario
-from ...harness.scenarios import RunResult, Scenario, schema_string
-from ..table_files.logfiles import delete_log_below, read_checksum_file
-
-TABLE_ID = "00000000-0000-0000-0000-000000000000"
-
-
-def _protocol(data: Json) -> Protocol:
-    readers, writers = data.get("readerFeatures"), data.get("writerFeatures")
-    return Protocol(
-        data["minReaderVersion"],
-        data["minWriterVersion"],
-        None if readers is None else tuple(readers),
-        None if writers is None else tuple(writers),
-    )
-
-
-def _dv(data: Json) -> DeletionVector | None:
-    dv = data.get("deletionVector")
-    if not dv:
-        return None
-    return DeletionVector(
-        dv.get("storageType", "u"),
-        dv.get("pathOrInlineDv", ""),
-        dv.get("sizeInBytes", 1),
-        dv.get("cardinality", 1),
-        dv.get("offset"),
-    )
-
-
-def _remove(body: Json, snapshot: Snapshot | None, now: int) -> RemoveFile:
-    """A remove; without ``partitionValues`` it takes those of the live file it removes."""
-    values = body.get("partitionValues")
-    if values is None and snapshot is not None:
-        live = next((f for f in snapshot.files.values() if f.path == body["path"]), None)
-        values = None if live is None else live.partition_values
-    return RemoveFile(
-        body["path"],
-        body.get("deletionTimestamp", now),
-        body.get("dataChange", True),
-        None,
-        values,
-        body.get("size"),
-        deletion_vector=_dv(body),
-    )
-
-
-def _metadata(body: Json, base: Metadata | None) -> Metadata:
-    """A metaData action; what it leaves out is the table's current metadata (or the default)."""
-    schema = schema_string(body["schema"]) if "schema" in body else body.get("schemaString")
-    return Metadata(
-        id=body.get("id", base.id if base else TABLE_ID),
-        schema_string=schema or (base.schema_string if base else schema_string([])),
-        partition_columns=tuple(
-            body.get("partitionColumns", base.partition_columns if base else ())
-        ),
-        configuration=dict(body["configuration"])
-        if "configuration" in body
-        else dict(base.configuration)
-        if base
-        else {},
-        name=body.get("name", base.name if base else None),
-        description=body.get("description", base.description if base else None),
-        created_time=body.get("createdTime", base.created_time if base else None),
-    )
-
-
-def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
-    """One scenario action with the defaults of spec/scenarios.md."""
-    ((kind, body),) = data.items()
-    if kind == "add":
-        return AddFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("modificationTime", 0),
-            body.get("dataChange", True),
-            stats=body.get("stats"),
-            deletion_vector=_dv(body),
-            base_row_id=body.get("baseRowId"),
-            default_row_commit_version=body.get("defaultRowCommitVersion"),
-        )
-    if kind == "remove":
-        return _remove(body, snapshot, now)
-    if kind == "metaData":
-        return _metadata(body, None if snapshot is None else snapshot.metadata)
-    if kind == "protocol":
-        return _protocol(body)
-    if kind == "txn":
-        return SetTransaction(body["appId"], body["version"], body.get("lastUpdated"))
-    if kind == "domainMetadata":
-        return DomainMetadata(
-            body["domain"], body.get("configuration", ""), body.get("removed", False)
-        )
-    if kind == "cdc":
-        return AddCDCFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("dataChange", False),
-        )
-    if kind == "commitInfo":
-        return CommitInfo({"timestamp": now, **body})
-    raise ValueError(f"unknown action {kind!r}")
-
-
-def _initial_commit(table: Json) -> list[Action]:
-    columns = table.get("partition_columns", [])
-    metadata = Metadata(
-        TABLE_ID,
-        schema_string(table["schema"]),
-        tuple(columns),
-        dict(table.get("properties", {})),
-        created_time=0,
-    )
-    protocol = _protocol(table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2}))
-    files = [
-        AddFile(f["path"], dict(f.get("partition", {c: None for c in columns})), 1, 0, True)
-        for f in table.get("files", [])
-    ]
-    return [
-        CommitInfo({"timestamp": 0, "operation": "CREATE TABLE", "isBlindAppend": False}),
-        protocol,
-        metadata,
-        *(SetTransaction(app, v) for app, v in table.get("app_txns", {}).items()),
-        *(DomainMetadata(d, conf) for d, conf in table.get("domains", {}).items()),
-        *files,
-    ]
+from ...harness.scenarios import RunResult, Scenario
+from ..table_files.impl_actions import initial_commit, to_action
+from ..table_files.logfiles import (
+    checkpoint_versions,
+    delete_log_below,
+    read_checksum_file,
+    verify_stored_log,
+)
 
 
 def _outcome(error: errors.DeltaError) -> Json:
@@ -206,11 +76,6 @@ def snapshot_json(snapshot: Snapshot) -> Json:
         "protocol": {} if protocol is None else protocol_json(protocol),
     }
     return out
-
-
-def _checkpoint_versions(names: list[str]) -> tuple[int, ...]:
-    versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
-    return tuple(sorted(v for v in versions if v is not None))
 
 
 def record_read(txn: OptimisticTransaction, read: Json) -> None:
@@ -293,7 +158,7 @@ class ImplAdapter:
     def create(self, setup: TableSetup) -> None:
         self.release = Profile.parse(setup.profile or CURRENT, **setup.session_settings)
         if setup.table is not None:
-            self.store.write_new(commit_name(0), codec.encode_commit(_initial_commit(setup.table)))
+            self.store.write_new(commit_name(0), codec.encode_commit(initial_commit(setup.table)))
         for commit in setup.commits:
             version = self.log.latest_version() + 1
             base = self.log.snapshot() if version > 0 else None
@@ -399,7 +264,7 @@ class ImplAdapter:
             return {}
 
     def checkpoints(self) -> tuple[int, ...]:
-        return _checkpoint_versions([info.name for info in self.store.list_from()])
+        return checkpoint_versions([info.name for info in self.store.list_from()])
 
     def verify(self) -> list[str]:
         return verify_stored_log(self.store, self.log)
@@ -418,24 +283,6 @@ class ObjectStoreImplAdapter(ImplAdapter):
     wall_clock = True
     version_at = None  # type: ignore[assignment]
     vacuum = None  # type: ignore[assignment]
-
-
-def verify_stored_log(store: LogStore, log: DeltaLog) -> list[str]:
-    """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
-    (what the snapshot holds is compared with the model separately)."""
-    names = [info.name for info in store.list_from()]
-    versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
-    checkpoints = _checkpoint_versions(names)
-    latest = versions[-1] if versions else -1
-    problems = []
-    if versions and versions != list(range(versions[0], latest + 1)):
-        problems.append(f"commit versions are not contiguous: {versions}")
-    if any(v > latest for v in checkpoints):
-        problems.append(f"a checkpoint is newer than the latest commit: {checkpoints}")
-    last = log.read_last_checkpoint()
-    if last is not None and last.get("version") not in checkpoints:
-        problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
-    return problems
 
 
 def run_in(root: Path, scenario: Scenario) -> RunResult:

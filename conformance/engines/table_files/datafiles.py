@@ -39,7 +39,6 @@ from deltaspec.impl.table.releases import CURRENT
 
 from ...harness.adapter import Json, TableSetup, Unsupported
 from ...harness.scenarios import schema_string
-from ..impl.adapter import TABLE_ID, to_action
 from ..operations import (
     FILE_COLUMN,
     ROW_COLUMN,
@@ -48,6 +47,7 @@ from ..operations import (
     PartitionValues,
     View,
 )
+from .impl_actions import TABLE_ID, to_action
 
 _ARROW = {"string": pa.string(), "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(),
           "byte": pa.int8(), "boolean": pa.bool_(), "date": pa.date32(), "double": pa.float64(),

@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 from deltaspec.impl.log.local_store import LocalLogStore
+from deltaspec.impl.log.names import is_checkpoint_name, log_file_version, parse_commit_name
 from deltaspec.impl.log.store import LogStore
+from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 from ...harness.adapter import Json
 
@@ -41,3 +43,26 @@ def read_checksum_file(log: Path | LogStore, version: int) -> Json | None:
         return None
     parsed: Json = json.loads(text)
     return parsed
+
+
+def checkpoint_versions(names: list[str]) -> tuple[int, ...]:
+    versions = {log_file_version(n) for n in names if is_checkpoint_name(n)}
+    return tuple(sorted(v for v in versions if v is not None))
+
+
+def verify_stored_log(store: LogStore, log: DeltaLog) -> list[str]:
+    """LOG.CONTIGUITY and the checkpoint pointers of the stored log, read from one listing
+    (what the snapshot holds is compared with the model separately)."""
+    names = [info.name for info in store.list_from()]
+    versions = sorted(v for n in names if (v := parse_commit_name(n)) is not None)
+    checkpoints = checkpoint_versions(names)
+    latest = versions[-1] if versions else -1
+    problems = []
+    if versions and versions != list(range(versions[0], latest + 1)):
+        problems.append(f"commit versions are not contiguous: {versions}")
+    if any(v > latest for v in checkpoints):
+        problems.append(f"a checkpoint is newer than the latest commit: {checkpoints}")
+    last = log.read_last_checkpoint()
+    if last is not None and last.get("version") not in checkpoints:
+        problems.append(f"_last_checkpoint names version {last.get('version')}, not written")
+    return problems
