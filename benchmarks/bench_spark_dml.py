@@ -2,7 +2,7 @@
 and UPDATE that data skipping narrows to one file, MERGE, OPTIMIZE (compaction) and snapshot
 load, CPU and wall.
 
-One SparkSession with delta-spark loaded runs both sides (conformance/adapters/deltaspark_session).
+One SparkSession with delta-spark loaded runs both sides (conformance/engines/deltaspark/session).
 Every pair starts both sides on byte-identical copies of a table delta-spark wrote (untimed), then
 runs the operation once on each side, alternating which goes first (A B, B A, ...); the first pair
 warms up and is dropped. The ratio is our time over delta-spark's (<= 1.0: as fast or faster).
@@ -195,7 +195,7 @@ def _summary(name: str, found: dict[str, list[float]]) -> str:
 def measure(
     rows: int, rounds: int, operations: tuple[str, ...] = OPERATIONS, warm: bool = False
 ) -> dict[str, Any]:
-    from deltaspec.conformance.adapters.deltaspark_session import delta_session
+    from deltaspec.conformance.engines.deltaspark.session import delta_session
 
     spark = delta_session("local[2]", "deltaspec-bench-dml",
                           confs={"spark.ui.showConsoleProgress": "false"})  # fmt: skip

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.harness import Metric, Target
-from deltaspec.conformance.adapters.impl import ImplAdapter
+from deltaspec.conformance.engines.impl.adapter import ImplAdapter
 from deltaspec.conformance.oracle.machine import ORACLE_PROFILES, AdapterFactory, run_oracle
 
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 from deltaspec.extras import available, install_hint
 from deltaspec.rules import load_rules
 
-from .adapters.readers import model_states
-from .adapters.registry import UnknownAdapter, adapter_factory, table_reader
+from .engines.model.reader import model_states
+from .engines.registry import UnknownAdapter, adapter_factory, table_reader
 from .harness import fixtures, suites
 from .harness.adapter import Adapter
 from .harness.gate import judge_coverage, not_for_release, parse_release

@@ -70,12 +70,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     ``$DELTASPEC_DELTA_SPARK`` names another. Under xdist the controller does it before it starts
     the workers (its own hook runs last), so a worker does not check it again. A failed fetch
     says why here, and the tests that need the engine fail (``spark`` below)."""
-    from deltaspec.conformance.adapters.deltaspark_session import ENV
+    from deltaspec.conformance.engines.deltaspark.session import ENV
 
     if os.environ.get(ENV) or hasattr(session.config, "workerinput"):
         return
-    from deltaspec.conformance.engines.fetch import Status, fetch
-    from deltaspec.conformance.engines.pins import load_pins
+    from deltaspec.conformance.releases.fetch import Status, fetch
+    from deltaspec.conformance.releases.pins import load_pins
 
     fetched = fetch(load_pins().by_release[PRIMARY_LIVE_RELEASE])
     if fetched.status is not Status.OK:
@@ -88,7 +88,7 @@ def spark() -> Iterator[Any]:
     delta-spark loaded (``$DELTASPEC_DELTA_SPARK``, default the published PRIMARY_LIVE_RELEASE
     in the engines cache): our Spark path and the reference engine share it, as Spark cannot add
     jars to a running session."""
-    from deltaspec.conformance.adapters.deltaspark_session import (
+    from deltaspec.conformance.engines.deltaspark.session import (
         DeltaSparkUnavailable,
         delta_session,
     )

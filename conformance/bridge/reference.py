@@ -14,8 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..adapters.impl import ImplAdapter
+from ..engines.impl.adapter import ImplAdapter
+from ..engines.impl.reader import ImplReader
 from ..harness.adapter import TableSetup, Unsupported, WriterSpec
+from ..harness.json_rows import encode_table
+from ..harness.reading import ReadFailure
 
 PROTOCOL = "deltaspec-bridge/1"
 
@@ -111,8 +114,6 @@ def hello() -> dict[str, Any]:
 def read_table(path: str, version: int | None, timestamp: int | None = None) -> Any:
     """``read_table``: the snapshot of the table at ``path`` (at ``version``, or by ``timestamp``
     when given), or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
-
     try:
         if timestamp is not None:
             return ImplReader().read_at_timestamp(Path(path), timestamp)
@@ -124,9 +125,6 @@ def read_table(path: str, version: int | None, timestamp: int | None = None) -> 
 def read_rows(path: str, version: int | None, timestamp: int | None = None) -> Any:
     """``read_rows``: the rows of the table at ``path`` (at ``version``, or by ``timestamp``) in
     the JSON of spec/bridge.md, or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
-    from ..harness.json_rows import encode_table
-
     reader = ImplReader()
     try:
         if timestamp is not None:
@@ -140,8 +138,6 @@ def read_rows(path: str, version: int | None, timestamp: int | None = None) -> A
 def clean_up_expired_logs(path: str) -> Any:
     """``clean_up_expired_logs``: the impl's own log cleanup by retention on the table at
     ``path`` (log-vectors.md), ``null``, or ``{"error": KIND, "message"}``."""
-    from ..adapters.readers import ImplReader, ReadFailure
-
     try:
         ImplReader().clean_up_expired_logs(Path(path))
     except ReadFailure as failure:

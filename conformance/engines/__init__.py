@@ -1,6 +1,5 @@
-"""Published delta-spark releases as live engines, each in its own process and Python.
-
-engines.json pins one entry per release line that runs on Java 17 with a pyspark from PyPI: the
-Maven coordinate, the Spark it was built for, the pyspark that runs it and the sha256 of every
-file fetched. ``deltaspec engines fetch`` fills the cache (cache.py), ``--adapter
-deltaspark@X.Y.Z`` runs the spec-only bridge on that engine."""
+"""The engines under test, one folder each (``impl``, ``model``, ``deltars``, ``spark``,
+``deltaspark``, ``cmd``: its adapter, its table reader, its operations), over the shared pieces
+(``table_files``: a table's setup written as files; ``operations``: writers as table operations;
+``spark_api``: the Spark API two engines share) and the harness; ``registry`` names them
+(``--adapter NAME``). The only place allowed to import both model and impl."""

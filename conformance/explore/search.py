@@ -44,7 +44,7 @@ from deltaspec.model.log import Log
 from deltaspec.model.outcomes import Committed, Conflict, Outcome, Rejected, Skipped
 from deltaspec.model.snapshot import Snapshot
 
-from ..adapters.model import ModelAdapter
+from ..engines.model.adapter import ModelAdapter
 from ..harness.adapter import Json, TableSetup, WriterSpec
 from ..isolation import checker as isolation
 from ..oracle.differential import Differential

@@ -5,7 +5,7 @@ Expectations, none of them produced by the reader under test:
 - the manifest's latest version, and the error kind each negative table documents;
 - the snapshot JSON at every version that ``expected_states`` gives for a table (files,
   protocol, properties, partition columns, app ids, domains): the caller passes the model's replay
-  of the JSON commits (``adapters.readers.model_states``), as this suite sees neither side;
+  of the JSON commits (``engines.model.reader.model_states``), as this suite sees neither side;
 - the rows Spark read at the labelled versions (``_expected/<table>/<label>/table_content``).
 
 A reader that crashes (a bridge process that exits) fails that one check as an error; the next

@@ -3,7 +3,7 @@
 Suites: ``scenarios`` (spec/scenarios and extra directories, through harness/runner.py),
 ``fixtures`` (delta-spark-written tables, harness/fixtures.py), ``logs`` (log vectors,
 harness/logvectors.py) and ``writes`` (what the Spark path writes against what delta-spark wrote,
-conformance/writes). Adapters by name: adapters/registry.py.
+conformance/writes). Adapters by name: engines/registry.py.
 """
 
 from __future__ import annotations

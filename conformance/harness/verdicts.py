@@ -24,7 +24,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deltaspec.rules import PRIMARY_LIVE_RELEASE, STRICTER_MARKER, covers, release_of
+from deltaspec.rules import (
+    PRIMARY_LIVE_RELEASE,
+    STRICTER_MARKER,
+    covers,
+    load_rules,
+    release_of,
+    stricter_than_engine,
+)
 
 from .bugs import Bug
 from .judge import Divergence, judge
@@ -197,8 +204,6 @@ def _described(found: Divergence, verdict: Verdict, knock_on: bool) -> tuple[str
 
 @cache
 def _rule_titles() -> dict[str, str]:
-    from deltaspec.rules import load_rules
-
     return {rule.id: rule.title for rule in load_rules()}
 
 
@@ -267,6 +272,4 @@ def apply_known(results: Iterable[CaseResult], known: Mapping[str, KnownIssue]) 
 
 @cache
 def _stricter_rules() -> dict[str, bool]:
-    from deltaspec.rules import load_rules, stricter_than_engine
-
     return {rule.id: stricter_than_engine(rule) for rule in load_rules()}

@@ -21,7 +21,7 @@ from deltaspec.model.outcomes import Committed
 from deltaspec.model.predicates import form
 from deltaspec.model.values import partition_schema
 
-from ..adapters.model import ModelAdapter
+from ..engines.model.adapter import ModelAdapter
 from ..harness.adapter import Adapter, Json, TableSetup, WriterSpec
 from ..isolation import checker as isolation
 

@@ -35,7 +35,7 @@ from deltaspec.impl.actions import CommitInfo
 from deltaspec.impl.log.object_store import ObjectLogStore
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ..adapters.impl import ObjectStoreImplAdapter
+from ..engines.impl.adapter import ObjectStoreImplAdapter
 from ..harness.adapter import Json
 from ..harness.scenarios import Begin, Commit, Scenario, parse_scenario
 from ..servers.serving import ObjectStoreServer

@@ -58,7 +58,7 @@ from deltaspec.model.checkpoint import (
 from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, apply_commit
 
-from ..adapters.model import read_log_action
+from ..engines.model.adapter import read_log_action
 from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
 from .service_probes import ProbeMismatch, run_probes
 from .stage_result import StageResult

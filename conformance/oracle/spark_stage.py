@@ -1,5 +1,5 @@
 """The ``spark`` stage of the main job: conformance/spark_differential on a SparkSession with
-delta-spark loaded (conformance/adapters/deltaspark_session). The pinned engine is fetched into
+delta-spark loaded (conformance/engines/deltaspark/session). The pinned engine is fetched into
 the cache when it is missing (the code of ``deltaspec engines fetch``); without pyspark, or where
 the engine cannot be fetched (``--offline``, a registry that does not answer, a failed fetch),
 the stage is skipped and says why."""
@@ -11,18 +11,18 @@ import time
 
 from deltaspec.extras import available, install_hint
 
-from ..adapters.deltaspark_session import (
+from ..engines.deltaspark.session import (
     ENV,
     RELEASE,
     DeltaSparkUnavailable,
     delta_session,
     locate,
 )
-from ..engines.cache import engine_dir
-from ..engines.fetch import Status, fetch
-from ..engines.pins import load_pins
-from ..engines.reachable import unreachable
 from ..harness.progress import Progress
+from ..releases.cache import engine_dir
+from ..releases.fetch import Status, fetch
+from ..releases.pins import load_pins
+from ..releases.reachable import unreachable
 from ..spark_differential.reference import for_check
 from .stage_result import StageResult, StageSkipped
 

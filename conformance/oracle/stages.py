@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.rules import spec_root
 
-from ..adapters.impl import ImplAdapter, ObjectStoreImplAdapter
 from ..corpus_run import Corpus, RunOptions, missing_prerequisite, print_report, run_suites
+from ..engines.impl.adapter import ImplAdapter, ObjectStoreImplAdapter
 from ..harness.fixtures import PINNED_MANIFEST_SHA256
 from ..harness.selection import Selection
 from .differential import Divergence

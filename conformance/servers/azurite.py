@@ -20,7 +20,7 @@ from email.utils import formatdate
 from pathlib import Path
 from urllib.parse import urlencode
 
-from ..engines.cache import cache_root
+from ..releases.cache import cache_root
 from .process import ServerFailedError, free_port, running
 
 __all__ = [

@@ -1,8 +1,8 @@
 """The Spark path differential: the same PySpark user scripts run against live delta-spark
 (``format("delta")``, ``delta.tables.DeltaTable``) and against deltaspec's Spark path
 (``format("deltaspec")``, ``deltaspec.spark.tables.DeltaTable``), on one session; the two engines
-and delta-spark's hand-driven loser live in ``conformance/adapters`` (``spark_engines``,
-``deltaspark_loser``), the one place that drives delta-spark.
+and delta-spark's hand-driven loser live in ``conformance/engines`` (the shared ``spark_api``,
+each engine's ``spark_api``, ``deltaspark/loser``); only ``engines/deltaspark`` drives delta-spark.
 
 Each script runs once per engine into its own table; then the rows (each engine reading its own
 table *and* the other's), the log's shape per version (operation, parameters with expression ids

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from ..adapters.spark_engines import Engine
+from ..engines.spark_api import Engine
 from .reference import ReferenceCache
 from .scripts import SCRIPTS
 

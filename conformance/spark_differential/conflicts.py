@@ -13,8 +13,8 @@ from pyspark.sql import SparkSession
 from deltaspec.spark import write_delta
 from deltaspec.spark.tables import DeltaTable as OurDeltaTable
 
-from ..adapters.deltaspark_loser import conflict_name, delta_spark_loser
-from ..adapters.spark_engines import Engine
+from ..engines.deltaspark.loser import conflict_name, delta_spark_loser
+from ..engines.spark_api import Engine
 from .reference import ReferenceCache
 from .scripts import frame
 

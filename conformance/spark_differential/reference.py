@@ -16,7 +16,7 @@ differential's source, the delta-spark jars and pyspark are. So it is recorded o
 A process is told by one environment variable, ``DELTASPEC_SPARK_REFERENCE=MODE:DIR`` (MODE
 ``record``, ``replay`` or ``auto``), which wins over the default. An entry is keyed by the
 differential's own source (scripts, comparison, conflict cases, and the engines and hand-driven
-loser they run on, in ``adapters``), the delta-spark jars and the pyspark version, so a change
+loser they run on, in ``engines``), the delta-spark jars and the pyspark version, so a change
 to any of them misses the cache and is recorded anew.
 """
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..adapters.deltaspark_session import locate
-from ..engines.cache import cache_root
+from ..engines.deltaspark.session import locate
+from ..releases.cache import cache_root
 
 ENV = "DELTASPEC_SPARK_REFERENCE"
 MODES = ("record", "replay", "auto")
@@ -43,12 +43,14 @@ _SOURCES = (
     "spark_differential/compare.py",
     "spark_differential/conflicts.py",
     "spark_differential/reference.py",
-    "adapters/spark_engines.py",
-    "adapters/deltaspark_loser.py",
-    "adapters/deltaspark_jvm.py",
+    "engines/spark_api.py",
+    "engines/deltaspark/spark_api.py",
+    "engines/spark/spark_api.py",
+    "engines/deltaspark/loser.py",
+    "engines/deltaspark/jvm.py",
 )
 """The differential's source, relative to the conformance package: its scripts, comparison and
-conflict cases, and the engines and the hand-driven loser they run on (adapters)."""
+conflict cases, and the engines and the hand-driven loser they run on (conformance/engines)."""
 
 
 @dataclass(frozen=True)

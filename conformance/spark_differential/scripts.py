@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from deltaspec.spark.streaming import idempotent_writer
 
-from ..adapters.spark_engines import Engine
+from ..engines.spark_api import Engine
 
 SCHEMA = "id long, p string, v string"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..adapters.spark_engines import make_engines
+from ..engines.registry import make_engines
 from ..harness.progress import Progress
 from .compare import differences, run_both
 from .conflicts import (

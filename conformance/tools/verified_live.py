@@ -14,8 +14,8 @@ the vectors with no verdict or whose digest changed (a vector added or edited si
 them as ``"run": "changed"``; ``take REPORT.json --release R --suite S --date D --seconds N``
 records a full run already made (its ``--json`` report). The primary release is the in-process
 ``deltaspark`` adapter; every other release is ``deltaspark@RELEASE`` (``deltaspec engines fetch
-RELEASE`` first). tests/conformance/adapters/test_adapter_deltaspark.py fails when a vector has
-no verdict for the primary release, and re-runs on the engine the vectors recorded by
+RELEASE`` first). tests/conformance/engines/deltaspark/test_adapter_deltaspark.py fails when a
+vector has no verdict for the primary release, and re-runs on the engine the vectors recorded by
 ``--changed`` runs.
 """
 
@@ -37,9 +37,8 @@ from typing import Any
 
 from deltaspec.rules import load_rules
 
-from ..adapters.deltaspark_session import RELEASE
-from ..adapters.registry import PINNED_ENGINE
-from ..engines.cache import cache_root
+from ..engines.deltaspark.session import RELEASE
+from ..engines.registry import PINNED_ENGINE
 from ..harness.gate import not_for_release, parse_release
 from ..harness.logvectors import load_log_vectors
 from ..harness.scenarios import load_scenarios
@@ -49,6 +48,7 @@ from ..harness.verdicts import (
     apply_known,
     load_known_issues,
 )
+from ..releases.cache import cache_root
 
 TARGET = Path(__file__).resolve().parents[2] / "spec" / "data" / "verified_live.json"
 PRIMARY = RELEASE
@@ -88,7 +88,7 @@ DESCRIPTION = (
     "label under today's known issues and gate, and the digest of the vector judged; each suite's "
     "full run; the rules its passing vectors verify. Written by python -m "
     "deltaspec.conformance.tools.verified_live (record, take, relabel); checked by "
-    "tests/conformance/adapters/test_adapter_deltaspark.py."
+    "tests/conformance/engines/deltaspark/test_adapter_deltaspark.py."
 )
 
 

@@ -7,7 +7,7 @@ tools that describe writers name their operations differently; each name maps on
 - the differential oracle (``conformance/oracle/machine.py``): one state machine rule per kind,
   named as the kind (``Kind.SET_TXN``: ``set_txn``);
 - the conflict matrix's operations (spec/data/conflict_matrix.json): :data:`MATRIX_OPERATIONS`;
-- the engine operations an operation-level adapter runs (``adapters/engine_ops.py``):
+- the engine operations an operation-level adapter runs (``engines/operations.py``):
   ``engine.ENGINE_OPERATIONS``.
 
 The translations are functions of this folder: :mod:`.scenario` spells an operation as a

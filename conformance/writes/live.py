@@ -20,7 +20,9 @@ import pyarrow.parquet as pq
 
 from deltaspec.spark import MergeClause
 
-from ..adapters.spark_engines import DELTA_SPARK, OURS, Engine
+from ..engines.deltaspark.spark_api import DELTA_SPARK
+from ..engines.spark.spark_api import OURS
+from ..engines.spark_api import Engine
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,
@@ -60,7 +62,7 @@ def live_rows(count: int = 24) -> list[tuple[Any, ...]]:
 
 @dataclass(frozen=True)
 class LiveOperation:
-    """One operation, run the same way on each engine (``adapters/spark_engines``), on a table
+    """One operation, run the same way on each engine (``engines/spark_api``), on a table
     root."""
 
     label: str

@@ -23,7 +23,7 @@ from deltaspec.impl import codec
 from deltaspec.impl.checkpoint.policy import checkpoint_version
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ..adapters.deltaspark_session import delta_session
+from ..engines.deltaspark.session import delta_session
 from ..harness.verdicts import (
     KNOWN_ISSUES,
     CaseResult,

@@ -91,7 +91,7 @@ class _Session:
             )
 
             return run_log_vector(reader, case.vector)
-        from deltaspec.conformance.adapters.registry import (  # lazy: pytest start-up (1 s)
+        from deltaspec.conformance.engines.registry import (  # lazy: pytest start-up (1 s)
             adapter_factory,
         )
         from deltaspec.conformance.harness.suites import (  # lazy: pytest start-up (1 s)
@@ -105,7 +105,7 @@ class _Session:
 
     def reader(self) -> Any:
         if not self._reader_ready:
-            from deltaspec.conformance.adapters.registry import (  # lazy: pytest start-up (1 s)
+            from deltaspec.conformance.engines.registry import (  # lazy: pytest start-up (1 s)
                 table_reader,
             )
 

@@ -9,7 +9,7 @@ of the scenario vectors (spec/scenarios.md), so another engine's property tests 
 ``actions`` draws staged actions for a writer; ``interleavings`` orders writers' ``begin`` and
 ``commit`` steps (each writer begins before it commits); ``scenarios`` puts a table, writers and
 an interleaving together. To learn what the spec requires of a drawn vector, run it on the model
-(``deltaspec.conformance.adapters.model.run``).
+(``deltaspec.conformance.engines.model.adapter.run``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from deltaspec.conformance.adapters.model import read_log_action
+from deltaspec.conformance.engines.model.adapter import read_log_action
 from deltaspec.model.actions import Action, AddFile, Commit, Metadata
 from deltaspec.model.log import commit_name
 from deltaspec.model.snapshot import Snapshot, apply_commit, replay

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from support import cited_by_tests
 
-from deltaspec.conformance.adapters.impl import run_in
+from deltaspec.conformance.engines.impl.adapter import run_in
 from deltaspec.conformance.harness.adapter import Unsupported
 from deltaspec.conformance.harness.judge import judge
 from deltaspec.conformance.harness.scenarios import Resolve, Scenario, TryWrite, load_scenarios

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from deltaspec.conformance.adapters.spark_engines import make_engines
+from deltaspec.conformance.engines.registry import make_engines
 from deltaspec.conformance.spark_differential.scripts import dv_delete, dv_merge, dv_update
 
 pytestmark = pytest.mark.spark

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from deltaspec.conformance.adapters.spark_engines import Engine, make_engines
+from deltaspec.conformance.engines.registry import make_engines
+from deltaspec.conformance.engines.spark_api import Engine
 from deltaspec.conformance.spark_differential.compare import differences, run_both
 from deltaspec.conformance.spark_differential.conflicts import (
     CONFLICTS,

@@ -44,8 +44,8 @@ def on_cluster(  # pragma: no cover - spawned
 
     os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from deltaspec.conformance.adapters.deltaspark_session import delta_session
-    from deltaspec.conformance.adapters.spark_engines import make_engines
+    from deltaspec.conformance.engines.deltaspark.session import delta_session
+    from deltaspec.conformance.engines.registry import make_engines
     from deltaspec.conformance.spark_differential.compare import differences, run_both
     from deltaspec.conformance.spark_differential.suite import script_failures
     from deltaspec.spark import DeltaWriter, s3a

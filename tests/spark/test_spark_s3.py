@@ -69,7 +69,7 @@ def interop(  # pragma: no cover - spawned
     """In a fresh process: one session with delta-spark, the s3a jars and our JVM classes; our
     path writes ``ours`` and delta-spark reads it back; delta-spark writes ``theirs`` and our
     Spark read path reads it back. Returns what each reader saw."""
-    from deltaspec.conformance.adapters.deltaspark_session import delta_session, engine_version
+    from deltaspec.conformance.engines.deltaspark.session import delta_session, engine_version
     from deltaspec.spark import DeltaWriter, read_table
 
     spark = delta_session(confs=s3a.s3_confs(s3a.S3Endpoint.from_storage_options(options)))

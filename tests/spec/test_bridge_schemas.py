@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from deltaspec.conformance.adapters.cmd import BridgeAdapter, BridgeProcess, BridgeReader
+from deltaspec.conformance.engines.cmd.adapter import BridgeAdapter, BridgeProcess, BridgeReader
 from deltaspec.conformance.harness.logvectors import load_log_vectors, run_log_vectors
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.suites import run_scenario_suite
@@ -81,7 +81,7 @@ def test_the_schemas_reject_a_conflict_without_its_winner(validators):
 def test_read_rows_messages_match_the_schemas(validators, fixtures_dir):
     """The reference bridge and the spec-only delta-rs bridge over fixture tables of every type
     the corpus has (dates, binary, timestamps, decimals, nested structs and lists)."""
-    from deltaspec.conformance.adapters.readers import model_states
+    from deltaspec.conformance.engines.model.reader import model_states
     from deltaspec.conformance.harness.fixtures import load_manifest, run_fixtures
 
     chosen = {"dat-multi-partitioned", "golden-partition-values-all-types",

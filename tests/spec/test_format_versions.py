@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any
 
-from deltaspec.conformance.adapters.cmd import PROTOCOL as DRIVER_PROTOCOL
 from deltaspec.conformance.bridge.reference import PROTOCOL as REFERENCE_PROTOCOL
+from deltaspec.conformance.engines.cmd.adapter import PROTOCOL as DRIVER_PROTOCOL
 from deltaspec.rules import spec_root
 
 VERSIONED = re.compile(

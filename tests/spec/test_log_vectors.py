@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.readers import (
-    DeltaRsReader,
-    ImplReader,
-    ModelReader,
-    ReadFailure,
-)
+from deltaspec.conformance.engines.deltars.reader import DeltaRsReader
+from deltaspec.conformance.engines.impl.reader import ImplReader
+from deltaspec.conformance.engines.model.reader import ModelReader
 from deltaspec.conformance.harness.logvectors import (
     FAMILIES,
     LogVector,
@@ -25,6 +22,7 @@ from deltaspec.conformance.harness.logvectors import (
     run_log_vector,
     run_log_vectors,
 )
+from deltaspec.conformance.harness.reading import ReadFailure
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.verdicts import Verdict
 from deltaspec.rules import load_rules
@@ -175,7 +173,7 @@ def test_a_reader_that_reads_a_corrupt_table_is_unsafe(vectors):
 
 @pytest.mark.spark
 def test_live_delta_spark_reads_the_families(spark, vectors):
-    from deltaspec.conformance.adapters.readers import DeltaSparkReader
+    from deltaspec.conformance.engines.deltaspark.reader import DeltaSparkReader
 
     results = {r.case: r for r in run_log_vectors(DeltaSparkReader(spark), vectors)}
     failing = {case: r.verdict for case, r in results.items() if r.verdict is not Verdict.PASS}
@@ -336,11 +334,11 @@ def test_a_cleanup_that_deletes_nothing_is_caught(vectors):
 @pytest.mark.rules("SNAPSHOT.RELIST")
 @pytest.mark.parametrize("reader", [ImplReader(), ModelReader()], ids=lambda r: r.name)
 def test_a_reader_that_does_not_list_again_is_caught(vectors, monkeypatch, reader):
-    from deltaspec.conformance.adapters import readers
+    from deltaspec.conformance.engines.model import reader as model_reader
     from deltaspec.impl.snapshot import delta_log
 
     monkeypatch.setattr(delta_log, "RELIST_ATTEMPTS", 1)
-    monkeypatch.setattr(readers, "RELIST_ATTEMPTS", 1)
+    monkeypatch.setattr(model_reader, "RELIST_ATTEMPTS", 1)
     result = run_log_vector(reader, _vector(vectors, RELIST))
     assert result.verdict is Verdict.WRONG
     assert result.failures[0]["version"] is None and "error" in result.failures[0]["got"]

@@ -1,5 +1,6 @@
-"""delta-spark is driven from one place, ``conformance/adapters``. Its Python package (``import
-delta``) is held there by the import contract ``delta-spark-through-adapters``; its JVM classes
+"""delta-spark is driven from one place, its engine folder ``conformance/engines/deltaspark``. Its
+Python package (``import delta``) is held there by the import contract
+``delta-spark-through-its-engine``; its JVM classes
 through py4j (``org.apache.spark.sql.delta``, ``io.delta``), ``format("delta")`` and SQL on
 ``delta.`path``` are no imports, so this scan of the package's source holds them there. Exempt:
 the example bridge written from spec/ alone and the engines' smoke script (run in a subprocess
@@ -14,9 +15,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ALLOWED = (
-    "conformance/adapters/",
+    "conformance/engines/deltaspark/",
     "conformance/bridge/examples/deltaspark_bridge.py",
-    "conformance/engines/smoke.py",
+    "conformance/releases/smoke.py",
 )
 _JVM = ("org.apache.spark.sql.delta", "io.delta")
 _TEXT = re.compile(r"org\.apache\.spark\.sql\.delta|\bio\.delta\b|\bdelta\.`|\bUSING\s+delta\b",
@@ -76,9 +77,9 @@ def package_sources() -> list[Path]:
     return sorted(path for folder in folders for path in (REPO / folder).rglob("*.py"))
 
 
-def test_only_the_adapters_drive_delta_spark() -> None:
+def test_only_the_deltaspark_engine_drives_delta_spark() -> None:
     sources = package_sources()
-    assert any(p.match("conformance/adapters/spark_engines.py") for p in sources)
+    assert any(p.match("conformance/engines/deltaspark/spark_api.py") for p in sources)
     found = {}
     for path in sources:
         where = path.relative_to(REPO).as_posix()
@@ -100,4 +101,4 @@ def test_the_scan_sees_each_way_of_driving_delta_spark() -> None:
         assert len(offences(source)) == 1, source
     harmless = '"""Like ``format("delta")`` and ``delta.`p```."""\nx = e.fmt == "delta"\n'
     assert offences(harmless) == []
-    assert offences((REPO / "conformance/adapters/spark_engines.py").read_text()) != []
+    assert offences((REPO / "conformance/engines/deltaspark/spark_api.py").read_text()) != []

@@ -56,15 +56,15 @@ def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
 def test_an_import_of_delta_spark_outside_its_allowed_importers_is_reported(
     tmp_path: Path,
 ) -> None:
-    """delta-spark's Python package is external: with only one adapter allowed to import it, the
-    other adapters' imports of it (inside functions) break the contract."""
-    allowed = "deltaspec.conformance.adapters.deltaspark_session"
+    """delta-spark's Python package is external: with only one module allowed to import it, the
+    other modules' imports of it (inside functions) break the contract."""
+    allowed = "deltaspec.conformance.engines.deltaspark.session"
     contract = (
         'name = "delta-spark from one module"\ntype = "protected"\n'
         f'protected_modules = ["delta"]\nallowed_importers = ["{allowed}"]\n'
     )
     found = lint_broken(tmp_path, contract)
-    assert "deltaspec.conformance.adapters.spark_engines -> delta" in found
+    assert "deltaspec.conformance.engines.deltaspark.spark_api -> delta" in found
 
 
 def test_at_least_five_contracts_none_with_an_ignored_import() -> None:

@@ -54,7 +54,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
     for expected in (
         "deltaspec/model/machine.py",
         "deltaspec/impl/__init__.py",
-        "deltaspec/conformance/adapters/model.py",
+        "deltaspec/conformance/engines/model/adapter.py",
         "deltaspec/conformance/bridge/examples/deltaspark_bridge.py",
         "deltaspec/conformance/bridge/examples/deltars_read_table.py",
         "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",

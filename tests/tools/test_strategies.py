@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from deltaspec import strategies as ds
-from deltaspec.conformance.adapters.model import run
+from deltaspec.conformance.engines.model.adapter import run
 
 
 @settings(max_examples=40, deadline=None)

@@ -46,7 +46,7 @@ MISSING_DATA = re.compile(r"(?P<path>/\S+): No such file or directory \(os error
 
 
 def read_table(path: str, version: int | None) -> dict[str, Any]:
-    import daft
+    import daft  # lazy: the engine is this example's optional dependency
 
     try:
         daft.read_deltalake(path, version=version).collect()
@@ -63,7 +63,7 @@ def read_table(path: str, version: int | None) -> dict[str, Any]:
 
 
 def read_rows(path: str, version: int | None) -> dict[str, Any]:
-    import daft
+    import daft  # lazy: the engine is this example's optional dependency
 
     try:
         table = daft.read_deltalake(path, version=version).to_arrow()

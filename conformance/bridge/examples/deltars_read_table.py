@@ -33,8 +33,8 @@ KINDS = (  # log-vectors.md error kinds, recognised in delta-rs's messages
 
 
 def read_table(path: str, version: int | None) -> dict[str, Any]:
-    import deltalake
-    import pyarrow as pa
+    import deltalake  # lazy: the engine is this example's optional dependency
+    import pyarrow as pa  # lazy: the engine is this example's optional dependency
 
     try:
         table = deltalake.DeltaTable(path, version=version)
@@ -61,7 +61,7 @@ def read_table(path: str, version: int | None) -> dict[str, Any]:
 
 
 def read_rows(path: str, version: int | None) -> dict[str, Any]:
-    import deltalake
+    import deltalake  # lazy: the engine is this example's optional dependency
 
     try:
         table = deltalake.DeltaTable(path, version=version).to_pyarrow_table()

@@ -49,8 +49,11 @@ MISSING_DATA = re.compile(  # the scan opened a data file that a log vector does
 def scan(path: str, version: int | None) -> Any:
     """The rows of the table at ``path`` as a user's ``read_delta`` reads them, as a pyarrow
     table: the kernel's snapshot opened, then every batch of its scan."""
-    import polars as pl
-    from polars_deltalake import TableScan, TableState
+    import polars as pl  # lazy: the engine is this example's optional dependency
+    from polars_deltalake import (  # lazy: the engine is this example's optional dependency
+        TableScan,
+        TableState,
+    )
 
     state = TableState(path, version)
     batches = TableScan(state)

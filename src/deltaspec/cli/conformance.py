@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.adapters.cmd import BridgeError
-from deltaspec.conformance.adapters.registry import UnknownAdapter, release_profile
-from deltaspec.conformance.engines.errors import EngineError
+from deltaspec.conformance.engines.cmd.adapter import BridgeError
+from deltaspec.conformance.engines.registry import UnknownAdapter, release_profile
 from deltaspec.conformance.harness import fixtures, suites
 from deltaspec.conformance.harness.gate import (
     EXIT_CODES,
@@ -26,6 +25,7 @@ from deltaspec.conformance.harness.reporting import junit
 from deltaspec.conformance.harness.scenarios import ScenarioError
 from deltaspec.conformance.harness.selection import Selection, SelectionError
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
+from deltaspec.conformance.releases.errors import EngineError
 from deltaspec.conformance.suite_names import SUITES
 
 from .corpus_args import add_corpus_arguments, add_directories

@@ -14,8 +14,8 @@ from .quiet import add_quiet_argument
 if TYPE_CHECKING:
     from deltaspec.conformance.explore.search import Progress as SearchProgress
 
-from deltaspec.conformance.engines.cache import cache_root
 from deltaspec.conformance.harness.progress import Progress
+from deltaspec.conformance.releases.cache import cache_root
 from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
 
 from .outputs import add_output

@@ -12,7 +12,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from deltaspec.conformance.adapters.registry import UnknownAdapter, adapter_factory
+from deltaspec.conformance.engines.registry import UnknownAdapter, adapter_factory
 
 from .outputs import add_output
 

@@ -19,8 +19,8 @@ BRIDGE = REPO / "conformance" / "bridge" / "examples" / "deltaspark_bridge.py"
 # One vector of each family, two where the family has distinct kinds of case: conflicts of
 # every kind, isolation, predicates, retry, the transaction's own errors, a new table, snapshot
 # state and checkpoints. (The in-process live adapter runs every vector on the same release:
-# tests/conformance/adapters/test_adapter_deltaspark.py; this is the bridge's own path through the
-# protocol, so one case per message shape is what it adds.)
+# tests/conformance/engines/deltaspark/test_adapter_deltaspark.py; this is the bridge's own path
+# through the protocol, so one case per message shape is what it adds.)
 SCENARIOS = (
     "conflict/app-txn/duplicate-stream",
     "conflict/append-match/whole-table-read",

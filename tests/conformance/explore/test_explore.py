@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.impl import run_in
-from deltaspec.conformance.adapters.model import run
+from deltaspec.conformance.engines.impl.adapter import run_in
+from deltaspec.conformance.engines.model.adapter import run
 from deltaspec.conformance.explore.export import cover, export, tier, write_violation
 from deltaspec.conformance.explore.faults import FAULTS, OverwritingLog, faulted
 from deltaspec.conformance.explore.search import ExploreConfig, Explorer, Progress, explore

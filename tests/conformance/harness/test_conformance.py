@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from deltaspec.cli import main
-from deltaspec.conformance.adapters.impl import ImplAdapter
-from deltaspec.conformance.adapters.registry import adapter_factory
+from deltaspec.conformance.engines.impl.adapter import ImplAdapter
+from deltaspec.conformance.engines.registry import adapter_factory
 from deltaspec.conformance.harness.scenarios import RunResult, load_scenarios
 from deltaspec.conformance.harness.suites import Report, run_scenario_suite
 from deltaspec.conformance.harness.verdicts import (
@@ -129,7 +129,8 @@ def test_fixtures_are_pinned_by_manifest_checksum(tmp_path, fixtures_dir):
 
 
 def test_a_reader_that_loses_a_file_is_unsafe(fixtures_dir):
-    from deltaspec.conformance.adapters.readers import ImplReader, model_states
+    from deltaspec.conformance.engines.impl.reader import ImplReader
+    from deltaspec.conformance.engines.model.reader import model_states
     from deltaspec.conformance.harness.fixtures import check_table, load_manifest
 
     class DropsAFile(ImplReader):

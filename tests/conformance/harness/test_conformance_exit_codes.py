@@ -43,7 +43,7 @@ def test_a_missing_extra_is_one_message_naming_it_in_every_suite(
 ):
     """deltalake made unimportable: one line on stderr, naming the extra, before any case."""
     monkeypatch.setitem(sys.modules, "deltalake", None)
-    for name in [m for m in sys.modules if m.startswith("deltaspec.conformance.adapters.deltars")]:
+    for name in [m for m in sys.modules if m.startswith("deltaspec.conformance.engines.deltars")]:
         monkeypatch.delitem(sys.modules, name)
     code = main(["conformance", "--adapter", "deltars", "--suite", suite, "--fixtures",
                  str(fixtures_dir)])  # fmt: skip

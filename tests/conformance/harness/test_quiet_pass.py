@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.impl import ImplAdapter
+from deltaspec.conformance.engines.impl.adapter import ImplAdapter
 from deltaspec.conformance.harness.scenarios import load_scenarios
 from deltaspec.conformance.harness.suites import kept_logs, run_scenario_suite
 from deltaspec.conformance.harness.verdicts import CaseResult, Verdict

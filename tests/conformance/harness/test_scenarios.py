@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from deltaspec.conformance.adapters.model import run
+from deltaspec.conformance.engines.model.adapter import run
 from deltaspec.conformance.harness.judge import judge
 from deltaspec.conformance.harness.scenarios import RunResult, Scenario, load_scenarios
 from deltaspec.conformance.harness.verdicts import Verdict, classify

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.deltaspark_session import ENV as DELTA_SPARK_ENV
+from deltaspec.conformance.engines.deltaspark.session import ENV as DELTA_SPARK_ENV
 from deltaspec.rules import PRIMARY_LIVE_RELEASE
 
 DELTASPEC = Path(sys.executable).parent / "deltaspec"
@@ -82,7 +82,7 @@ def test_a_missing_engine_is_fetched_with_a_progress_line(tmp_path: Path) -> Non
     env = _fresh_env(tmp_path / "cache")
     script = (
         "from deltaspec.conformance.oracle.spark_stage import ensure_engine\n"
-        "from deltaspec.conformance.adapters.deltaspark_session import locate\n"
+        "from deltaspec.conformance.engines.deltaspark.session import locate\n"
         "ensure_engine()\n"
         "home = locate()\n"
         "print(home.python, *sorted(jar.name for jar in home.jars))\n"

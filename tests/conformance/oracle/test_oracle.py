@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.impl import ImplAdapter
-from deltaspec.conformance.adapters.model import ModelAdapter
+from deltaspec.conformance.engines.impl.adapter import ImplAdapter
+from deltaspec.conformance.engines.model.adapter import ModelAdapter
 from deltaspec.conformance.harness.adapter import Json
 from deltaspec.conformance.harness.judge import judge
 from deltaspec.conformance.harness.runner import run_scenario

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.adapters.impl import ImplAdapter
+from deltaspec.conformance.engines.impl.adapter import ImplAdapter
 from deltaspec.conformance.harness.adapter import TableSetup
 from deltaspec.conformance.oracle.differential import Differential
 from deltaspec.conformance.oracle.machine import (

@@ -91,7 +91,7 @@ def test_a_replayed_script_is_judged_against_the_recording(spark: Any, tmp_path:
     """A script run live and recorded, then replayed: the same verdict, the replay named; a
     recording that says otherwise than our engine does is a difference (the replay is what our
     side is judged against, not a pass)."""
-    from deltaspec.conformance.adapters.spark_engines import make_engines
+    from deltaspec.conformance.engines.registry import make_engines
     from deltaspec.conformance.spark_differential.compare import differences, run_both
 
     engines = make_engines(spark)

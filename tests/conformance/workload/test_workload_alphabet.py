@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis.stateful import RULE_MARKER
 
-from deltaspec.conformance.adapters import engine_ops as engine
+from deltaspec.conformance.engines import operations as engine
 from deltaspec.conformance.oracle import machine
 from deltaspec.conformance.workload.alphabet import (
     ALPHABET,

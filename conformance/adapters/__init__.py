@@ -1,1 +1,0 @@
-"""Adapters over the scenario format: the only place allowed to import both model and impl."""

@@ -1,0 +1,243 @@
+"""``cmd:PROGRAM`` adapters: an implementation in any language behind the JSON-lines protocol of
+spec/bridge.md, driven through the same Adapter interface as the in-process ones."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import subprocess
+from collections.abc import Sequence
+from typing import Any, cast
+
+from ...harness.adapter import (
+    Capability,
+    Json,
+    TableSetup,
+    Unsupported,
+    WriterSpec,
+)
+from ...harness.json_rows import JsonRows
+from ...harness.reading import ReadFailure
+
+PROTOCOL = "deltaspec-bridge/1"
+
+
+class BridgeError(Exception):
+    """The program broke the protocol, crashed, or reported an internal error."""
+
+
+class BridgeStartError(BridgeError):
+    """The program could not be run, or did not answer ``hello`` as spec/bridge.md says."""
+
+
+class BridgeProcess:
+    """One running bridge program; requests are answered in order."""
+
+    def __init__(self, command: str | Sequence[str]) -> None:
+        self.command = shlex.split(command) if isinstance(command, str) else list(command)
+        self._process: subprocess.Popen[str] | None = None
+        self._next_id = 0
+        self.name = "cmd"
+        self.capabilities: frozenset[Capability] = frozenset()
+        self.wire: list[str] | None = None  # a list here records every line both ways
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            try:
+                self._process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                    bufsize=1,
+                )
+                self._next_id = 0
+                hello = self._exchange("hello", {"protocol": PROTOCOL})
+                if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
+                    raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
+                known = {c.value for c in Capability}
+                declared = [c for c in hello.get("capabilities", []) if c in known]
+                self.capabilities = frozenset(Capability(c) for c in declared)
+            except (OSError, BridgeError, ValueError) as error:
+                self.stop()
+                raise BridgeStartError(
+                    f"the bridge program {shlex.join(self.command)!r} did not start: {error} "
+                    f"(spec/bridge.md: it must answer the hello request on stdout)"
+                ) from error
+            self.name = f"cmd:{hello.get('name', self.command[0])}"
+        return self._process
+
+    def request(self, method: str, params: Json | None = None) -> Any:
+        self._start()
+        return self._exchange(method, params or {})
+
+    def _exchange(self, method: str, params: Json) -> Any:
+        process = self._process
+        assert process is not None and process.stdin is not None and process.stdout is not None
+        ident = self._next_id
+        self._next_id += 1
+        request = json.dumps({"id": ident, "method": method, "params": params})
+        try:
+            process.stdin.write(request + "\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            if self.wire is not None:
+                self.wire += [request, line.rstrip("\n")]
+        except (BrokenPipeError, OSError) as error:
+            self.stop()
+            raise BridgeError(f"{self.command[0]} is gone: {error}") from error
+        if not line:
+            code = process.wait(10)
+            self.stop()
+            raise BridgeError(f"{self.command[0]} exited (code {code}) during {method}")
+        try:
+            response = json.loads(line)
+        except json.JSONDecodeError:
+            self.stop()
+            raise BridgeError(
+                f"{self.command[0]} wrote a line that is not JSON: {line!r}"
+            ) from None
+        if not isinstance(response, dict) or response.get("id") != ident:
+            self.stop()
+            raise BridgeError(f"{self.command[0]} answered {line!r} to request {ident}")
+        if "error" in response:
+            failure = response["error"]
+            if failure.get("kind") == "UNSUPPORTED":
+                raise Unsupported(failure.get("message", method))
+            raise BridgeError(f"{method}: {failure.get('kind')}: {failure.get('message')}")
+        return response.get("result")
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+class BridgeAdapter:
+    """The Adapter protocol over a BridgeProcess (one table per create … close)."""
+
+    def __init__(self, process: BridgeProcess) -> None:
+        self.process = process
+        process._start()
+        self.name = process.name
+        self.capabilities = process.capabilities
+
+    def create(self, setup: TableSetup) -> None:
+        self.process.request(
+            "create",
+            {
+                "setup": {
+                    "profile": setup.profile,
+                    "config": setup.config,
+                    "table": setup.table,
+                    "commits": [list(c) for c in setup.commits],
+                }
+            },
+        )
+
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+        body = {"operation": spec.operation, "changes_data": spec.changes_data,
+                "commit_if_needed": spec.commit_if_needed}  # fmt: skip
+        result = self.process.request(
+            "begin", {"writer": writer, "spec": body, "version": version, "now": now}
+        )
+        return cast(Json | None, result)
+
+    def read(self, writer: str, read: Json) -> None:
+        self.process.request("read", {"writer": writer, "read": read})
+
+    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+        self.process.request("stage", {"writer": writer, "actions": list(actions), "now": now})
+
+    def commit(self, writer: str, now: int) -> Json:
+        return cast(Json, self.process.request("commit", {"writer": writer, "now": now}))
+
+    def try_write(self, writer: str, now: int) -> Json:
+        return cast(Json, self.process.request("try_write", {"writer": writer, "now": now}))
+
+    def resolve(self, writer: str) -> Json:
+        return cast(Json, self.process.request("resolve", {"writer": writer}))
+
+    def checkpoint(self, version: int, now: int) -> None:
+        self.process.request("checkpoint", {"version": version, "now": now})
+
+    def clean_up_log(self, version: int, now: int) -> None:
+        self.process.request("clean_up_log", {"version": version, "now": now})
+
+    def checksum(self, version: int) -> Json | None:
+        return cast(Json | None, self.process.request("checksum", {"version": version}))
+
+    def snapshot(self, version: int | None = None) -> Json:
+        return cast(Json, self.process.request("snapshot", {"version": version}))
+
+    def checkpoints(self) -> tuple[int, ...]:
+        return tuple(self.process.request("checkpoints"))
+
+    def verify(self) -> list[str]:
+        return list(self.process.request("verify"))
+
+    def close(self) -> None:
+        with contextlib.suppress(BridgeError):  # gone: the next create starts a new process
+            self.process.request("close")
+
+
+class BridgeReader:
+    """A bridge that declares ``read_table`` as a table reader (the harness's ``TableReader``):
+    the fixtures suite and the log vectors run through it, and the fixtures' row checks too when
+    it declares ``read_rows``."""
+
+    def __init__(self, process: BridgeProcess) -> None:
+        self.process = process
+        process._start()
+        self.name = process.name
+
+    def read(self, root: Any, version: int | None) -> Json:
+        return self._answer(self._request("read_table", {"path": str(root), "version": version}))
+
+    def read_at_timestamp(self, root: Any, timestamp: int) -> Json:
+        """``read_table`` by timestamp, asked only of a bridge declaring ``read_table_timestamp``
+        (otherwise the read is declined and skipped)."""
+        if Capability.READ_TABLE_TIMESTAMP not in self.process.capabilities:
+            raise ReadFailure("UNSUPPORTED_FEATURE", f"{self.name}: no read_table_timestamp")
+        params = {"path": str(root), "version": None, "timestamp": timestamp}
+        return self._answer(self._request("read_table", params))
+
+    def clean_up_expired_logs(self, root: Any) -> None:
+        """The engine's own log cleanup by retention, asked only of a bridge declaring
+        ``log_cleanup_by_retention`` (otherwise the vector is declined and skipped)."""
+        if Capability.LOG_CLEANUP_BY_RETENTION not in self.process.capabilities:
+            why = f"{self.name} cannot run its own log cleanup (no log_cleanup_by_retention)"
+            raise ReadFailure("UNSUPPORTED_FEATURE", why)
+        result = self._request("clean_up_expired_logs", {"path": str(root)})
+        if result is not None:
+            self._answer(result)
+
+    def _request(self, method: str, params: Json) -> Any:
+        """A request whose UNSUPPORTED answer declines the read (it is skipped)."""
+        try:
+            return self.process.request(method, params)
+        except Unsupported as unsupported:
+            raise ReadFailure("UNSUPPORTED_FEATURE", str(unsupported)) from unsupported
+
+    def _answer(self, result: Any) -> Json:
+        if isinstance(result, dict) and "error" in result and "version" not in result:
+            raise ReadFailure(str(result["error"]), str(result.get("message", "")))
+        return cast(Json, result)
+
+    def rows(self, root: Any, version: int | None) -> JsonRows | None:
+        """``read_rows``, asked only of a bridge declaring it (None: the row checks are
+        skipped); the rows in the JSON of spec/bridge.md, typed by what they are compared with."""
+        if Capability.READ_ROWS not in self.process.capabilities:
+            return None
+        result = self._request("read_rows", {"path": str(root), "version": version})
+        if isinstance(result, dict) and "error" in result and "rows" not in result:
+            self._answer(result)
+        return JsonRows.of(result if isinstance(result, dict) else {})

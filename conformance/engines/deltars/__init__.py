@@ -1,0 +1,2 @@
+"""delta-rs (the deltalake package) under test: its adapter (writers as operations) and its
+reader."""

@@ -1,0 +1,2 @@
+"""The model (deltaspec.model) under test: its adapter (the state machine) and its reader of tables
+on disk."""
