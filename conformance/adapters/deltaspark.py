@@ -35,6 +35,8 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot.delta_log import DeltaLog as ImplLog
 from deltaspec.rules import spec_root
 
+from ..harness import actions as staged
+from ..harness import outcomes, wire
 from ..harness.adapter import (
     ACTION_LEVEL,
     Capability,
@@ -43,6 +45,8 @@ from ..harness.adapter import (
     Unsupported,
     WriterSpec,
 )
+from ..harness.reads import Read
+from ..harness.snapshots import TableSnapshot
 from .deltaspark_jvm import (
     checkpoint,
     delta_log,
@@ -295,7 +299,13 @@ class DeltaSparkAdapter:
             actions = [to_action(a, base, 0) for a in commit]
             self.store.write_new(commit_name(version), codec.encode_commit(actions))
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
+        failed = self._begin(writer, spec, version)
+        return None if failed is None else wire.outcome_from_wire(failed)
+
+    def _begin(self, writer: str, spec: WriterSpec, version: int | None) -> Json | None:
         log = self._log()
         try:
             if version is None:
@@ -338,7 +348,8 @@ class DeltaSparkAdapter:
             raise ValueError(f"read files {sorted(wanted)} are not all live")
         return self._seq(found)
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, typed: Read) -> None:
+        read = wire.to_wire(typed)
         txn = self.writers[writer].txn
         if "filter" in read:
             filters = self._expressions(txn, read["filter"])
@@ -357,7 +368,7 @@ class DeltaSparkAdapter:
         if "app_id" in read:
             txn.txnVersion(read["app_id"])
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         state = self.writers[writer]
         base = None
         if state.txn.snapshot().version() >= 0:
@@ -370,7 +381,7 @@ class DeltaSparkAdapter:
                 raise Unsupported("delta-spark writes its own commitInfo; a staged one is not sent")
             line = codec.encode_commit([action]).decode("utf-8").strip()
             state.actions.append(self.delta.actions.Action.fromJson(line))
-            state.staged.append(data)
+            state.staged.append(wire.to_wire(data))
 
     def _operation(self, state: _Writer) -> Any:
         name = state.spec.operation
@@ -419,7 +430,10 @@ class DeltaSparkAdapter:
             return self._inner("DropTableFeature")("unknown", False)
         return self._object("ManualUpdate")
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
+        return wire.outcome_from_wire(self._commit(writer))
+
+    def _commit(self, writer: str) -> Json:
         state = self.writers[writer]
         operation = self._operation(state)
         wanted = state.spec.changes_data
@@ -487,10 +501,10 @@ class DeltaSparkAdapter:
                 return dict(action["commitInfo"])
         return {}
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("delta-spark's commit loop cannot be stepped")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("delta-spark's commit loop cannot be stepped")
 
     def checkpoint(self, version: int, now: int) -> None:
@@ -502,7 +516,10 @@ class DeltaSparkAdapter:
     def checksum(self, version: int) -> Json | None:
         return read_checksum_file(self.root, version)
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
+        return wire.snapshot_from_wire(self._snapshot(version))
+
+    def _snapshot(self, version: int | None) -> Json:
         log = self._log()
         if log.update(False, self._none(), self._none()).version() < 0:
             return {} if version not in (None, -1) else {"version": -1}

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from deltaspec.impl import codec, errors, predicates
 from deltaspec.impl.actions import (
@@ -42,34 +43,30 @@ from deltaspec.impl.table.paths import resolve_data_path
 from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from ..harness.adapter import (
-    ACTION_LEVEL,
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
+from ..harness import actions as staged
+from ..harness import outcomes, wire
+from ..harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, Unsupported, WriterSpec
+from ..harness.reads import Read
 from ..harness.runner import run_scenario
 from ..harness.scenarios import RunResult, Scenario, schema_string
+from ..harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_of
 from .logfiles import delete_log_below, read_checksum_file
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
+DEFAULT_PROTOCOL = {"minReaderVersion": 1, "minWriterVersion": 2}
 
 
-def _protocol(data: Json) -> Protocol:
-    readers, writers = data.get("readerFeatures"), data.get("writerFeatures")
+def _protocol(data: staged.Protocol) -> Protocol:
+    readers, writers = data.reader_features, data.writer_features
     return Protocol(
-        data["minReaderVersion"],
-        data["minWriterVersion"],
+        data.min_reader_version,
+        data.min_writer_version,
         None if readers is None else tuple(readers),
         None if writers is None else tuple(writers),
     )
 
 
-def _dv(data: Json) -> DeletionVector | None:
-    dv = data.get("deletionVector")
+def _dv(dv: Mapping[str, Any] | None) -> DeletionVector | None:
     if not dv:
         return None
     return DeletionVector(
@@ -81,80 +78,71 @@ def _dv(data: Json) -> DeletionVector | None:
     )
 
 
-def _remove(body: Json, snapshot: Snapshot | None, now: int) -> RemoveFile:
+def _remove(data: staged.Remove, snapshot: Snapshot | None, now: int) -> RemoveFile:
     """A remove; without ``partitionValues`` it takes those of the live file it removes."""
-    values = body.get("partitionValues")
+    values = data.partition_values
     if values is None and snapshot is not None:
-        live = next((f for f in snapshot.files.values() if f.path == body["path"]), None)
+        live = next((f for f in snapshot.files.values() if f.path == data.path), None)
         values = None if live is None else live.partition_values
     return RemoveFile(
-        body["path"],
-        body.get("deletionTimestamp", now),
-        body.get("dataChange", True),
+        data.path,
+        now if data.deletion_timestamp is None else data.deletion_timestamp,
+        data.data_change,
         None,
-        values,
-        body.get("size"),
-        deletion_vector=_dv(body),
+        None if values is None else dict(values),
+        data.size,
+        deletion_vector=_dv(data.deletion_vector),
     )
 
 
-def _metadata(body: Json, base: Metadata | None) -> Metadata:
+def _metadata(data: staged.MetaData, base: Metadata | None) -> Metadata:
     """A metaData action; what it leaves out is the table's current metadata (or the default)."""
-    schema = schema_string(body["schema"]) if "schema" in body else body.get("schemaString")
+    schema = schema_string(data.schema) if data.schema is not None else data.schema_string
     return Metadata(
-        id=body.get("id", base.id if base else TABLE_ID),
+        id=data.kept("id", base.id if base else TABLE_ID),
         schema_string=schema or (base.schema_string if base else schema_string([])),
-        partition_columns=tuple(
-            body.get("partitionColumns", base.partition_columns if base else ())
-        ),
-        configuration=dict(body["configuration"])
-        if "configuration" in body
+        partition_columns=data.kept("partition_columns", base.partition_columns if base else ()),
+        configuration=dict(data.configuration)
+        if data.configuration is not None
         else dict(base.configuration)
         if base
         else {},
-        name=body.get("name", base.name if base else None),
-        description=body.get("description", base.description if base else None),
-        created_time=body.get("createdTime", base.created_time if base else None),
+        name=data.kept("name", base.name if base else None),
+        description=data.kept("description", base.description if base else None),
+        created_time=data.kept("created_time", base.created_time if base else None),
     )
 
 
-def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
+def to_action(data: staged.Action, snapshot: Snapshot | None, now: int) -> Action:
     """One scenario action with the defaults of spec/scenarios.md."""
-    ((kind, body),) = data.items()
-    if kind == "add":
-        return AddFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("modificationTime", 0),
-            body.get("dataChange", True),
-            stats=body.get("stats"),
-            deletion_vector=_dv(body),
-            base_row_id=body.get("baseRowId"),
-            default_row_commit_version=body.get("defaultRowCommitVersion"),
-        )
-    if kind == "remove":
-        return _remove(body, snapshot, now)
-    if kind == "metaData":
-        return _metadata(body, None if snapshot is None else snapshot.metadata)
-    if kind == "protocol":
-        return _protocol(body)
-    if kind == "txn":
-        return SetTransaction(body["appId"], body["version"], body.get("lastUpdated"))
-    if kind == "domainMetadata":
-        return DomainMetadata(
-            body["domain"], body.get("configuration", ""), body.get("removed", False)
-        )
-    if kind == "cdc":
-        return AddCDCFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("dataChange", False),
-        )
-    if kind == "commitInfo":
-        return CommitInfo({"timestamp": now, **body})
-    raise ValueError(f"unknown action {kind!r}")
+    match data:
+        case staged.Add():
+            return AddFile(
+                data.path,
+                dict(data.partition_values),
+                data.size,
+                data.modification_time,
+                data.data_change,
+                stats=data.stats,
+                deletion_vector=_dv(data.deletion_vector),
+                base_row_id=data.base_row_id,
+                default_row_commit_version=data.default_row_commit_version,
+            )
+        case staged.Remove():
+            return _remove(data, snapshot, now)
+        case staged.MetaData():
+            return _metadata(data, None if snapshot is None else snapshot.metadata)
+        case staged.Protocol():
+            return _protocol(data)
+        case staged.Txn():
+            return SetTransaction(data.app_id, data.version, data.last_updated)
+        case staged.DomainMetadata():
+            return DomainMetadata(data.domain, data.configuration, data.removed)
+        case staged.Cdc():
+            return AddCDCFile(data.path, dict(data.partition_values), data.size, data.data_change)
+        case staged.CommitInfo():
+            return CommitInfo({"timestamp": now, **data.body()})
+    raise ValueError(f"unknown action {data!r}")
 
 
 def _initial_commit(table: Json) -> list[Action]:
@@ -166,7 +154,7 @@ def _initial_commit(table: Json) -> list[Action]:
         dict(table.get("properties", {})),
         created_time=0,
     )
-    protocol = _protocol(table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2}))
+    protocol = _protocol(staged.Protocol.of(table.get("protocol", DEFAULT_PROTOCOL)))
     files = [
         AddFile(f["path"], dict(f.get("partition", {c: None for c in columns})), 1, 0, True)
         for f in table.get("files", [])
@@ -181,31 +169,35 @@ def _initial_commit(table: Json) -> list[Action]:
     ]
 
 
-def _outcome(error: errors.DeltaError) -> Json:
+def _outcome(error: errors.DeltaError) -> outcomes.Outcome:
     if isinstance(error, errors.DeltaConcurrentModificationException):
-        return {"conflict": error.kind, "winner": error.winning_version}
-    return {"error": error.kind}
+        return outcomes.Conflict(error.kind, error.winning_version)
+    return outcomes.Error(error.kind)
+
+
+def table_snapshot(snapshot: Snapshot) -> TableSnapshot:
+    protocol = snapshot.protocol
+    return TableSnapshot(
+        version=snapshot.version,
+        files=tuple(sorted(path for path, _ in snapshot.files)),
+        tombstones=tuple(sorted(path for path, _ in snapshot.tombstones)),
+        stats={path: f.stats for (path, _), f in sorted(snapshot.files.items())},
+        row_ids={
+            path: (f.base_row_id, f.default_row_commit_version)
+            for (path, _), f in sorted(snapshot.files.items())
+        },
+        app_txns={app: t.version for app, t in sorted(snapshot.app_transactions.items())},
+        domains={d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
+        properties=dict(snapshot.metadata.configuration) if snapshot.metadata else {},
+        schema=snapshot.metadata.schema_string if snapshot.metadata else None,
+        partition_columns=tuple(snapshot.partition_columns),
+        protocol=None if protocol is None else protocol_of(protocol),
+    )
 
 
 def snapshot_json(snapshot: Snapshot) -> Json:
-    protocol = snapshot.protocol
-    out: Json = {
-        "version": snapshot.version,
-        "files": sorted(path for path, _ in snapshot.files),
-        "app_txns": {app: t.version for app, t in sorted(snapshot.app_transactions.items())},
-        "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
-        "tombstones": sorted(path for path, _ in snapshot.tombstones),
-        "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
-        "row_ids": {
-            path: [f.base_row_id, f.default_row_commit_version]
-            for (path, _), f in sorted(snapshot.files.items())
-        },
-        "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
-        "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
-        "partition_columns": list(snapshot.partition_columns),
-        "protocol": {} if protocol is None else protocol_json(protocol),
-    }
-    return out
+    """``snapshot`` in the scenario JSON (the table readers' answer)."""
+    return wire.to_wire(table_snapshot(snapshot))
 
 
 def _checkpoint_versions(names: list[str]) -> tuple[int, ...]:
@@ -213,19 +205,20 @@ def _checkpoint_versions(names: list[str]) -> tuple[int, ...]:
     return tuple(sorted(v for v in versions if v is not None))
 
 
-def record_read(txn: OptimisticTransaction, read: Json) -> None:
+def record_read(txn: OptimisticTransaction, read: Read) -> None:
     """One element of a writer's ``reads`` (spec/scenarios.md)."""
-    if "filter" in read:
-        txn.filter_files([predicates.parse(f) for f in read["filter"]], read.get("files"))
+    if read.filter is not None:
+        files = None if read.files is None else list(read.files)
+        txn.filter_files([predicates.parse(f) for f in read.filter], files)
         return
-    if "predicate" in read:
-        txn.track_read_predicate(predicates.parse(read["predicate"]))
-    if "files" in read:
-        txn.track_files_read(read["files"])
-    if read.get("whole_table"):
+    if read.predicate is not None:
+        txn.track_read_predicate(predicates.parse(read.predicate))
+    if read.files is not None:
+        txn.track_files_read(list(read.files))
+    if read.whole_table:
         txn.read_whole_table()
-    if "app_id" in read:
-        txn.txn_version(read["app_id"])
+    if read.app_id is not None:
+        txn.txn_version(read.app_id)
 
 
 def _is_commit_name(name: str) -> bool:
@@ -272,12 +265,12 @@ class ImplAdapter:
                     _touch(local, self.now)
                 self.stamped.add(info.name)
 
-    def _write_data_files(self, actions: Sequence[Json]) -> None:
+    def _write_data_files(self, actions: Sequence[staged.Action]) -> None:
         for data in actions:
-            if "add" not in data:
+            if not isinstance(data, staged.Add):
                 continue
             try:
-                relative = resolve_data_path(str(self.root), data["add"]["path"])
+                relative = resolve_data_path(str(self.root), data.path)
             except ValueError:
                 continue  # no file of the table: the commit is refused (TXN.WRITE_BOUNDARY)
             full = os.path.join(self.root, relative)
@@ -300,7 +293,9 @@ class ImplAdapter:
             actions = [to_action(a, base, 0) for a in commit]
             self.store.write_new(commit_name(version), codec.encode_commit(actions))
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
         self.now = now
         try:
             snapshot = None if version == -1 else self.log.snapshot(version)
@@ -314,16 +309,16 @@ class ImplAdapter:
         self.txns[writer] = (txn, spec)
         return None
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         record_read(self.txns[writer][0], read)
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         self.now = now
         self._write_data_files(actions)
         txn = self.txns[writer][0]
         txn.stage(to_action(a, txn.snapshot, now) for a in actions)
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
         self.now = now
         txn, spec = self.txns[writer]
         operation = Operation(spec.operation, changes_data=spec.changes_data)
@@ -337,14 +332,14 @@ class ImplAdapter:
         finally:
             self._stamp_log()
         if landed is None:
-            return {"skipped": True}
+            return outcomes.SKIPPED
         info = next(a for a in self.log.read_commit(landed) if isinstance(a, CommitInfo))
-        return {"committed": landed, "commit_info": dict(info.fields)}
+        return outcomes.Committed(landed, dict(info.fields))
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("the impl's commit loop cannot be stepped")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("the impl's commit loop cannot be stepped")
 
     def checkpoint(self, version: int, now: int) -> None:
@@ -390,13 +385,13 @@ class ImplAdapter:
         """The next commit write fails as ``fault`` says (``Fault`` by name)."""
         self.faulty.force(Fault[fault])
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         try:
-            return snapshot_json(self.log.snapshot(version))
+            return table_snapshot(self.log.snapshot(version))
         except errors.TableNotFoundError:
-            return {} if version not in (None, -1) else {"version": -1}
+            return NO_SNAPSHOT if version not in (None, -1) else NO_TABLE
         except errors.DeltaError:  # one a reader must refuse (no metadata before v0.7)
-            return {}
+            return NO_SNAPSHOT
 
     def checkpoints(self) -> tuple[int, ...]:
         return _checkpoint_versions([info.name for info in self.store.list_from()])

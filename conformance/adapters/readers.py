@@ -22,9 +22,9 @@ from deltaspec.impl.log.store import FileInfo
 from deltaspec.impl.scan import scan
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ..harness.adapter import protocol_json
 from ..harness.reading import ReadFailure as ReadFailure
 from ..harness.reading import TableReader as TableReader
+from ..harness.snapshots import protocol_json
 from .deltaspark_jvm import delta_log, java_view, jvm, scala_none
 from .impl import snapshot_json
 
