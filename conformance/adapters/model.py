@@ -481,8 +481,10 @@ class ModelAdapter:
 
 
 def run(scenario: Scenario | Json) -> RunResult:
-    """Run ``scenario`` on the model and report outcomes in the vector's JSON shape: a vector, or
-    a vector's JSON as ``deltaspec.strategies`` draws it (checked against the schema first)."""
+    """Run ``scenario`` on the model: a vector, or a vector's JSON as ``deltaspec.strategies``
+    draws it (checked against the schema first). The outcomes and the snapshot are typed
+    (harness/outcomes.py, harness/snapshots.py; ``outcome_json`` and ``snapshot_json`` spell them
+    in the vectors' JSON)."""
     if not isinstance(scenario, Scenario):
         scenario = validated_scenario(scenario, "a vector given as JSON")
     return run_scenario(ModelAdapter(), scenario)

@@ -22,15 +22,17 @@ RowIds = tuple[int | None, int | None]
 
 @dataclass(frozen=True)
 class TableSnapshot:
+    """The fields in the order the reference bridge writes them (spec/bridge.md)."""
+
     version: int | None = None
     files: tuple[str, ...] | None = None
     """Live file paths, sorted."""
+    app_txns: Mapping[str, int] | None = None
+    domains: Mapping[str, str] | None = None
     tombstones: tuple[str, ...] | None = None
     stats: Mapping[str, str | None] | None = None
     """Live file path -> its stats JSON."""
     row_ids: Mapping[str, RowIds] | None = None
-    app_txns: Mapping[str, int] | None = None
-    domains: Mapping[str, str] | None = None
     properties: Mapping[str, str] | None = None
     schema: str | None = None
     """The schemaString."""
@@ -78,14 +80,14 @@ def snapshot_json(snapshot: TableSnapshot) -> Json:
     """The snapshot in the vectors' JSON: the fields reported. A whole snapshot (one that reports
     ``properties``) of a table without metadata or protocol has ``"schema": null`` and
     ``"protocol": {}``."""
-    out = {
-        f.name: field_json(f.name, getattr(snapshot, f.name))
-        for f in fields(snapshot)
-        if getattr(snapshot, f.name) is not None
-    }
-    if snapshot.properties is not None:
-        out.setdefault("schema", None)
-        out.setdefault("protocol", {})
+    whole = snapshot.properties is not None
+    out: Json = {}
+    for f in fields(snapshot):
+        value = getattr(snapshot, f.name)
+        if value is not None:
+            out[f.name] = field_json(f.name, value)
+        elif whole and f.name in {"schema", "protocol"}:
+            out[f.name] = None if f.name == "schema" else {}
     return out
 
 
