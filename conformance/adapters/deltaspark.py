@@ -348,8 +348,10 @@ class DeltaSparkAdapter:
             raise ValueError(f"read files {sorted(wanted)} are not all live")
         return self._seq(found)
 
-    def read(self, writer: str, typed: Read) -> None:
-        read = wire.to_wire(typed)
+    def read(self, writer: str, read: Read) -> None:
+        self._read(writer, wire.to_wire(read))
+
+    def _read(self, writer: str, read: Json) -> None:
         txn = self.writers[writer].txn
         if "filter" in read:
             filters = self._expressions(txn, read["filter"])
