@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from deltaspec.extras import available, install_hint
 from deltaspec.rules import load_rules
@@ -31,7 +31,11 @@ from .writes.suite import run_writes
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .harness.adapter import Adapter
     from .harness.gate import Gate
+    from .harness.logvectors import LogVector
+    from .harness.reading import TableReader
+    from .harness.scenarios import Scenario
     from .harness.suites import Report
     from .harness.verdicts import CaseResult, KnownIssue
 
@@ -138,7 +142,9 @@ def _fails(known: dict[str, KnownIssue], strict: bool, result: CaseResult) -> bo
     return apply_known([result], known)[0].fails(strict)
 
 
-def _declined_for_release(vectors: list[Any], profile: str) -> tuple[list[CaseResult], list[Any]]:
+def _declined_for_release(
+    vectors: list[Scenario], profile: str
+) -> tuple[list[CaseResult], list[Scenario]]:
     """The vectors not for release ``profile`` (skipped, with why) and the others."""
     release = parse_release(profile)
     rules = {rule.id: rule for rule in load_rules()}
@@ -153,7 +159,7 @@ def _declined_for_release(vectors: list[Any], profile: str) -> tuple[list[CaseRe
 
 def _scenario_results(
     adapter: str,
-    vectors: list[Any],
+    vectors: list[Scenario],
     options: RunOptions,
     stop: Callable[[CaseResult], bool] | None = None,
 ) -> tuple[list[CaseResult], frozenset[str]]:
@@ -176,7 +182,7 @@ def _scenario_results(
     return results, capabilities
 
 
-def _probe(factory: Any, scratch: Path) -> frozenset[str]:
+def _probe(factory: Callable[[Path], Adapter], scratch: Path) -> frozenset[str]:
     """The capabilities an adapter declares (a fresh adapter, closed untouched)."""
     probe = factory(scratch)
     try:
@@ -196,7 +202,7 @@ def _declared(adapter: str) -> frozenset[str]:
 
 def _read_suite(
     suite: str,
-    reader: Any,
+    reader: TableReader | None,
     adapter: str,
     corpus: Corpus,
     options: RunOptions,
@@ -232,7 +238,7 @@ def _read_suite(
     return apply_known([r for r in results if options.selection.matches(r.case, r.rules)], known)
 
 
-def _for_profile(vectors: list[Any], options: RunOptions) -> list[Any]:
+def _for_profile(vectors: list[LogVector], options: RunOptions) -> list[LogVector]:
     """The log vectors that apply under ``--profile``: as a scenario vector for the newest
     release does (gate.not_for_release: its rules hold then, and behave as at the newest)."""
     if options.gate is None or options.gate.profile is None:

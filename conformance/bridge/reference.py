@@ -16,9 +16,12 @@ from typing import Any, TextIO
 
 from ..engines.impl.adapter import ImplAdapter
 from ..engines.impl.reader import ImplReader
+from ..harness.actions import Action
 from ..harness.adapter import TableSetup, Unsupported, WriterSpec
 from ..harness.json_rows import encode_table
 from ..harness.reading import ReadFailure
+from ..harness.reads import Read
+from ..harness.wire import from_wire, to_wire
 
 PROTOCOL = "deltaspec-bridge/1"
 
@@ -42,13 +45,7 @@ class Server:
             self._close()
             self.root = Path(tempfile.mkdtemp(prefix="deltaspec-bridge-"))
             self.adapter = ImplAdapter(self.root)
-            setup = params["setup"]
-            commits = tuple(tuple(c) for c in setup.get("commits") or [])
-            self.adapter.create(
-                TableSetup(
-                    setup.get("profile"), setup.get("config") or {}, setup.get("table"), commits
-                )
-            )
+            self.adapter.create(from_wire(TableSetup, params["setup"]))
             return None
         if method == "close":
             self._close()
@@ -64,27 +61,20 @@ class Server:
             raise ValueError(f"{method} before create")
         match method:
             case "begin":
-                spec = params["spec"]
-                return adapter.begin(
-                    params["writer"],
-                    WriterSpec(
-                        spec["operation"],
-                        spec.get("changes_data"),
-                        spec.get("commit_if_needed", True),
-                    ),
-                    params.get("version"),
-                    params["now"],
-                )
+                spec = from_wire(WriterSpec, params["spec"])
+                failed = adapter.begin(params["writer"], spec, params.get("version"), params["now"])
+                return None if failed is None else to_wire(failed)
             case "read":
-                return adapter.read(params["writer"], params["read"])
+                return adapter.read(params["writer"], from_wire(Read, params["read"]))
             case "stage":
-                return adapter.stage(params["writer"], params["actions"], params["now"])
+                actions = [from_wire(Action, a) for a in params["actions"]]
+                return adapter.stage(params["writer"], actions, params["now"])
             case "commit":
-                return adapter.commit(params["writer"], params["now"])
+                return to_wire(adapter.commit(params["writer"], params["now"]))
             case "try_write":
-                return adapter.try_write(params["writer"], params["now"])
+                return to_wire(adapter.try_write(params["writer"], params["now"]))
             case "resolve":
-                return adapter.resolve(params["writer"])
+                return to_wire(adapter.resolve(params["writer"]))
             case "checkpoint":
                 return adapter.checkpoint(params["version"], params["now"])
             case "clean_up_log":
@@ -92,7 +82,7 @@ class Server:
             case "checksum":
                 return adapter.checksum(params["version"])
             case "snapshot":
-                return adapter.snapshot(params.get("version"))
+                return to_wire(adapter.snapshot(params.get("version")))
             case "checkpoints":
                 return list(adapter.checkpoints())
             case "verify":

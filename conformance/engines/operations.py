@@ -47,7 +47,9 @@ from typing import Any
 
 from deltaspec.impl import predicates
 
-from ..harness.adapter import Json, Unsupported, WriterSpec
+from ..harness import actions as staged
+from ..harness.adapter import Unsupported, WriterSpec
+from ..harness.reads import Read
 from ..workload.alphabet import Kind
 
 FILE_COLUMN = "_file"
@@ -203,7 +205,7 @@ class SetProperties:
 class Create:
     """The first commit: a new table with ``columns`` (scenario schema form) and ``files``."""
 
-    columns: tuple[Json, ...]
+    columns: tuple[Mapping[str, Any], ...]
     partition_columns: tuple[str, ...]
     configuration: Mapping[str, str]
     files: tuple[NewFile, ...]
@@ -252,11 +254,13 @@ class Intent:
     operation: str = "WRITE"
     changes_data: bool | None = None
     commit_if_needed: bool = True
-    reads: tuple[Json, ...] = ()
-    actions: tuple[Json, ...] = ()
+    reads: tuple[Read, ...] = ()
+    actions: tuple[staged.Action, ...] = ()
 
     @classmethod
-    def of(cls, spec: WriterSpec, reads: Sequence[Json], actions: Sequence[Json]) -> Intent:
+    def of(
+        cls, spec: WriterSpec, reads: Sequence[Read], actions: Sequence[staged.Action]
+    ) -> Intent:
         return cls(
             spec.operation, spec.changes_data, spec.commit_if_needed, tuple(reads), tuple(actions)
         )
@@ -334,31 +338,38 @@ def _conjunction(parts: Iterable[str | None]) -> str | None:
 
 @dataclass(frozen=True)
 class _Actions:
-    adds: tuple[Json, ...]
-    removes: tuple[Json, ...]
-    txns: tuple[Json, ...]
-    metadata: tuple[Json, ...]
+    adds: tuple[staged.Add, ...] = ()
+    removes: tuple[staged.Remove, ...] = ()
+    txns: tuple[staged.Txn, ...] = ()
+    metadata: tuple[staged.MetaData, ...] = ()
 
 
-def _split(actions: Sequence[Json]) -> _Actions:
-    groups: dict[str, list[Json]] = {"add": [], "remove": [], "txn": [], "metaData": []}
+def _split(actions: Sequence[staged.Action]) -> _Actions:
+    adds, removes, txns, metadata = [], [], [], []
     for action in actions:
-        ((kind, body),) = action.items()
-        if kind not in groups:
-            raise Unsupported(f"a {kind} action is not something an operation stages")
-        groups[kind].append(body)
-    return _Actions(*(tuple(groups[k]) for k in ("add", "remove", "txn", "metaData")))
+        match action:
+            case staged.Add():
+                adds.append(action)
+            case staged.Remove():
+                removes.append(action)
+            case staged.Txn():
+                txns.append(action)
+            case staged.MetaData():
+                metadata.append(action)
+            case _:
+                raise Unsupported(f"a {action.KIND} action is not something an operation stages")
+    return _Actions(tuple(adds), tuple(removes), tuple(txns), tuple(metadata))
 
 
-def _new_files(adds: Iterable[Json]) -> tuple[NewFile, ...]:
-    return tuple(NewFile(a["path"], dict(a.get("partitionValues", {}))) for a in adds)
+def _new_files(adds: Iterable[staged.Add]) -> tuple[NewFile, ...]:
+    return tuple(NewFile(a.path, dict(a.partition_values)) for a in adds)
 
 
 def _check_paths(parts: _Actions, view: View | None, partition_columns: Sequence[str]) -> None:
     """Engines name their own data files and derive partition values from the rows, so a commit
     that repeats a path, re-adds a live one or writes odd partition values has no operation."""
-    added = [a["path"] for a in parts.adds]
-    removed = [r["path"] for r in parts.removes]
+    added = [a.path for a in parts.adds]
+    removed = [r.path for r in parts.removes]
     live = view.names if view is not None else frozenset()
     if len(set(added)) < len(added) or len(set(removed)) < len(removed):
         raise Unsupported("a path twice in one commit: engines name every data file afresh")
@@ -367,19 +378,19 @@ def _check_paths(parts: _Actions, view: View | None, partition_columns: Sequence
     if view is not None and set(added) & set(view.partitions):
         raise Unsupported("an add of a path the scenario named before: engines write new files")
     for add in parts.adds:
-        if set(add.get("partitionValues", {})) != set(partition_columns):
+        if set(add.partition_values) != set(partition_columns):
             raise Unsupported("partition values other than the table's partition columns")
 
 
-def _txn(intent: Intent, txns: Sequence[Json], view: View | None) -> tuple[str, int] | None:
-    looked_up = {r["app_id"] for r in intent.reads if "app_id" in r}
+def _txn(intent: Intent, txns: Sequence[staged.Txn], view: View | None) -> tuple[str, int] | None:
+    looked_up = {r.app_id for r in intent.reads if r.app_id is not None}
     if not txns:
         if looked_up:
             raise Unsupported("an app id looked up but not written: no operation does that")
         return None
     if len(txns) > 1:
         raise Unsupported("several SetTransactions in one commit")
-    app, version = txns[0]["appId"], txns[0]["version"]
+    app, version = txns[0].app_id, txns[0].version
     if looked_up != {app}:
         raise Unsupported("a SetTransaction without its lookup (writers always read the app id)")
     if view is not None and view.app_txns.get(app, -1) >= version:
@@ -398,16 +409,19 @@ class _Scan:
 
 
 def _scan(intent: Intent, view: View) -> _Scan | None:
-    reads = [r for r in intent.reads if set(r) != {"app_id"}]
+    reads = [r for r in intent.reads if r.parts != {"app_id"}]
     if not reads:
         return None
-    if len(reads) > 1 or set(reads[0]) - {"filter", "files"} or "filter" not in reads[0]:
-        raise Unsupported(f"reads {reads!r}: operations record one filtered scan")
-    filters = [predicates.parse(f) for f in reads[0]["filter"]]
+    first = reads[0]
+    if len(reads) > 1 or first.parts - {"filter", "files"} or first.filter is None:
+        raise Unsupported(
+            f"reads {[r.body() for r in reads]!r}: operations record one filtered scan"
+        )
+    filters = [predicates.parse(f) for f in first.filter]
     predicate = predicates.partition_only(filters, view.partition_columns)
     in_partitions = view.matching(predicate)
-    explicit = "files" in reads[0]
-    read = frozenset(reads[0]["files"]) if explicit else in_partitions
+    explicit = first.files is not None
+    read = frozenset(first.files) if first.files is not None else in_partitions
     if not read <= in_partitions:
         raise Unsupported("read files outside the filter's partitions")
     return _Scan(predicate, in_partitions, read, explicit)
@@ -492,7 +506,7 @@ def _pairs(
 
 def _dml(intent: Intent, view: View, parts: _Actions) -> Operation:
     scan = _scan(intent, view)
-    removed = [r["path"] for r in parts.removes]
+    removed = [r.path for r in parts.removes]
     condition = _condition(view, scan, frozenset(removed))
     adds = _new_files(parts.adds)
     if not adds and intent.operation == "DELETE":
@@ -505,7 +519,7 @@ def _dml(intent: Intent, view: View, parts: _Actions) -> Operation:
 
 def _merge(intent: Intent, view: View, parts: _Actions) -> Operation:
     scan = _scan(intent, view)
-    removed = [r["path"] for r in parts.removes]
+    removed = [r.path for r in parts.removes]
     if scan is None:
         raise Unsupported("a MERGE without a filtered scan")
     if not set(removed) <= scan.read:
@@ -519,26 +533,26 @@ def _merge(intent: Intent, view: View, parts: _Actions) -> Operation:
 
 def _write(intent: Intent, view: View, parts: _Actions) -> Operation:
     files = _new_files(parts.adds)
-    data_reads = [r for r in intent.reads if set(r) != {"app_id"}]
+    data_reads = [r for r in intent.reads if r.parts != {"app_id"}]
     if not data_reads and not parts.removes:
         return Append(files)
     if len(data_reads) != 1:
-        raise Unsupported(f"reads {data_reads!r}: a write records one scan")
+        raise Unsupported(f"reads {[r.body() for r in data_reads]!r}: a write records one scan")
     (read,) = data_reads
-    removed = frozenset(r["path"] for r in parts.removes)
-    if set(read) == {"predicate"}:
-        predicate = predicates.parse(read["predicate"])
+    removed = frozenset(r.path for r in parts.removes)
+    if read.parts == {"predicate"} and read.predicate is not None:
+        predicate = predicates.parse(read.predicate)
         if view.matching(predicate) or removed:
             raise Unsupported("a predicate read without its files: no operation records one")
-    elif set(read) == {"filter"}:
-        filters = [predicates.parse(f) for f in read["filter"]]
+    elif read.parts == {"filter"} and read.filter is not None:
+        filters = [predicates.parse(f) for f in read.filter]
         if any(not f.columns() <= set(view.partition_columns) for f in filters):
             raise Unsupported("an overwrite condition over data columns")
         predicate = predicates.conjoin(filters)
         if removed != view.matching(predicate):
             raise Unsupported("an overwrite that does not remove every file it selects")
     else:
-        raise Unsupported(f"read {read!r}: no write records it")
+        raise Unsupported(f"read {read.body()!r}: no write records it")
     if predicate == predicates.TRUE:
         return Overwrite(files)
     fits = predicates.matching(predicate, [dict(f.partition) for f in files], view.schema)
@@ -568,7 +582,7 @@ def _compaction(intent: Intent, view: View, parts: _Actions) -> Translation:
     selected = view.matching(predicates.TRUE if scan is None else scan.predicate)
     compacted = {k: g for k, g in _groups(view, selected).items() if len(g) > 1}
     names = {k: frozenset(n for f in g for n in f.names) for k, g in compacted.items()}
-    if {r["path"] for r in parts.removes} != set().union(*names.values()):
+    if {r.path for r in parts.removes} != set().union(*names.values()):
         raise Unsupported("a compaction other than every multi-file partition it selects")
     adds = _new_files(parts.adds)
     columns = view.partition_columns
@@ -586,9 +600,10 @@ def _properties(intent: Intent, view: View, parts: _Actions) -> Operation:
     if intent.reads or parts.adds or parts.removes or parts.txns or len(parts.metadata) != 1:
         raise Unsupported("a metadata change together with reads or other actions")
     (change,) = parts.metadata
-    if set(change) - {"configuration"}:
-        raise Unsupported(f"a metadata change of {sorted(set(change) - {'configuration'})}")
-    new = dict(change.get("configuration", view.configuration))
+    given = set(change.body())
+    if given - {"configuration"}:
+        raise Unsupported(f"a metadata change of {sorted(given - {'configuration'})}")
+    new = dict(change.configuration if change.configuration is not None else view.configuration)
     if set(view.configuration) - set(new):
         raise Unsupported("unsetting table properties")
     return SetProperties({k: v for k, v in new.items() if view.configuration.get(k) != v})
@@ -598,12 +613,13 @@ def _create(intent: Intent, parts: _Actions) -> Operation:
     if intent.reads or parts.removes or parts.txns or len(parts.metadata) != 1:
         raise Unsupported("a first commit other than metadata and adds")
     (metadata,) = parts.metadata
-    if "schema" not in metadata or set(metadata) - {"schema", "partitionColumns", "configuration"}:
+    given = set(metadata.body())
+    if metadata.schema is None or given - {"schema", "partitionColumns", "configuration"}:
         raise Unsupported("a first commit whose metadata is not a schema, partitioning and config")
     return Create(
-        tuple(metadata["schema"]),
-        tuple(metadata.get("partitionColumns", ())),
-        dict(metadata.get("configuration", {})),
+        metadata.schema,
+        metadata.partition_columns or (),
+        dict(metadata.configuration or {}),
         _new_files(parts.adds),
     )
 
@@ -615,7 +631,7 @@ def translate(intent: Intent, view: View | None) -> Translation:
     if not intent.commit_if_needed:
         raise Unsupported("commit_if_needed false: operations decide how they commit")
     parts = _split(intent.actions)
-    changes = {a.get("dataChange", True) for a in (*parts.adds, *parts.removes)}
+    changes = {a.data_change for a in parts.adds} | {r.data_change for r in parts.removes}
     if view is not None:
         _check_paths(parts, view, view.partition_columns)
     if False in changes or (intent.operation == "OPTIMIZE" and not changes):

@@ -45,7 +45,8 @@ from deltaspec.model.outcomes import Committed, Conflict, Outcome, Rejected, Ski
 from deltaspec.model.snapshot import Snapshot
 
 from ..engines.model.adapter import ModelAdapter
-from ..harness.adapter import Json, TableSetup, WriterSpec
+from ..harness.adapter import Json, TableSetup
+from ..harness.scenarios import Writer
 from ..isolation import checker as isolation
 from ..oracle.differential import Differential
 from ..workload.alphabet import ALPHABET, ExploreError, Operation, choices
@@ -68,10 +69,11 @@ def start(model: ModelAdapter | Differential, name: str, op: Operation, now: int
     if isinstance(model, Differential):
         model.begin(name, spec)
         return spec
-    model.begin(name, WriterSpec.of(spec), None, now)
-    for read in spec.get("reads", []):
+    typed = Writer.of(spec)
+    model.begin(name, typed.spec, None, now)
+    for read in typed.reads:
         model.read(name, read)
-    model.stage(name, spec.get("actions", []), now)
+    model.stage(name, typed.actions, now)
     return spec
 
 

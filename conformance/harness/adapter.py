@@ -1,17 +1,25 @@
 """The adapter interface: one small surface that every implementation under test offers.
 
-Everything crossing it is the scenario vectors' JSON (spec/scenarios.md): a table setup,
-reads, actions, outcomes and snapshots. That keeps the model, the production impl and
-later delta-rs, the Spark path or a program in another language interchangeable, and
-it makes any sequence of calls a scenario vector that can be written down and replayed.
+Everything crossing it is a typed value of the scenario vectors (spec/scenarios.md), parsed
+once when a vector is loaded: a table setup, a writer's reads (harness/reads.py) and staged
+actions (harness/actions.py), outcomes (harness/outcomes.py) and snapshots
+(harness/snapshots.py). That keeps the model, the production impl, delta-rs, the Spark path or a
+program in another language interchangeable (harness/wire.py writes the values as the bridge's
+JSON and reads them back), and it makes any sequence of calls a scenario vector that can be
+written down and replayed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
+
+from .actions import Action
+from .outcomes import Outcome
+from .reads import Read
+from .snapshots import TableSnapshot
 
 Json = dict[str, Any]
 
@@ -61,12 +69,12 @@ ACTION_LEVEL = frozenset(
 @dataclass(frozen=True)
 class TableSetup:
     """A scenario's world before its first step: release profile, session config, version 0
-    (``table``) and unchecked setup ``commits``."""
+    (``table``, the vector's object) and unchecked setup ``commits``."""
 
     profile: str | None = None
     config: Json = field(default_factory=dict)
     table: Json | None = None
-    commits: tuple[tuple[Json, ...], ...] = ()
+    commits: tuple[tuple[Action, ...], ...] = ()
 
     @property
     def session_settings(self) -> dict[str, Any]:
@@ -87,7 +95,7 @@ class WriterSpec:
     commit_if_needed: bool = True
 
     @classmethod
-    def of(cls, writer: Json) -> WriterSpec:
+    def of(cls, writer: Mapping[str, Any]) -> WriterSpec:
         return cls(
             writer.get("operation", "WRITE"),
             writer.get("changes_data"),
@@ -98,11 +106,8 @@ class WriterSpec:
 class Adapter(Protocol):
     """An implementation under test. Writer names are unique within one table's life.
 
-    Outcomes and snapshots are returned in the scenario JSON shapes: an outcome is
-    ``{"committed": v, "commit_info": {...}}``, ``{"conflict": KIND, "winner": v}``,
-    ``{"error": KIND}``, ``{"skipped": true}`` or ``{"pending": true}``; a snapshot has
-    ``version``, ``files``, ``tombstones``, ``app_txns``, ``domains``, ``properties``,
-    ``schema``, ``partition_columns`` and ``protocol`` (``{}`` when there is no table).
+    An outcome is ``Committed``, ``Conflict``, ``Error``, ``Skipped`` or ``Pending``; a snapshot
+    is a ``TableSnapshot`` (``NO_SNAPSHOT`` for a version that cannot be read).
     """
 
     name: str
@@ -111,29 +116,29 @@ class Adapter(Protocol):
     def create(self, setup: TableSetup) -> None:
         """Start from ``setup``; called once, before anything else."""
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Outcome | None:
         """Open ``writer``'s transaction on ``version`` (latest if None, no table if -1).
         Returns None, or the failed outcome when that snapshot cannot be read."""
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         """Record one element of a writer's ``reads``."""
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[Action], now: int) -> None:
         """Stage actions, their defaults resolved against the writer's read snapshot."""
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> Outcome:
         """Run the whole commit loop; returns the outcome."""
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> Outcome:
         """One pass of the commit loop (``Capability.COMMIT_STEPS``)."""
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> Outcome:
         """Check a pending collision's winners (``Capability.COMMIT_STEPS``)."""
 
     def checkpoint(self, version: int, now: int) -> None:
         """Write a checkpoint of ``version``."""
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         """The state at ``version`` (latest if None)."""
 
     def checkpoints(self) -> tuple[int, ...]:
@@ -160,18 +165,3 @@ class ChecksumSource(Adapter, Protocol):
 
     def checksum(self, version: int) -> Json | None:
         """The parsed ``<version>.crc`` the writer left, or None when there is none."""
-
-
-def protocol_json(protocol: Any) -> Json:
-    """A protocol in the snapshot shape, from any object with ``min_reader_version``,
-    ``min_writer_version``, ``reader_features`` and ``writer_features`` (the model's, the impl's,
-    delta-rs's): feature lists only when present, sorted."""
-    out: Json = {
-        "minReaderVersion": protocol.min_reader_version,
-        "minWriterVersion": protocol.min_writer_version,
-    }
-    if protocol.reader_features is not None:
-        out["readerFeatures"] = sorted(protocol.reader_features)
-    if protocol.writer_features is not None:
-        out["writerFeatures"] = sorted(protocol.writer_features)
-    return out

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .scenarios import Expectation, Json, RunResult, Scenario
+from .outcomes import PENDING, Outcome, outcome_json
+from .scenarios import Expectation, RunResult, Scenario
+from .snapshots import field_json
 
 PATH_SETS = frozenset({"files", "tombstones"})
 """Snapshot fields compared as sets of paths (any order)."""
@@ -23,7 +25,8 @@ PATH_SETS = frozenset({"files", "tombstones"})
 class Divergence:
     """One expectation the run did not meet. ``subject`` is what was judged: ``writer`` (``name``
     the writer), ``snapshot`` (``name`` the snapshot field), ``checkpoints`` or ``checksum``
-    (``name`` the version); ``expected`` and ``got`` as compared (path lists sorted)."""
+    (``name`` the version). A writer's ``expected`` is its :class:`Expectation` and ``got`` its
+    outcome; otherwise both are the JSON of what was compared (path lists sorted)."""
 
     subject: str
     name: str | int | None
@@ -32,10 +35,10 @@ class Divergence:
 
     def __str__(self) -> str:
         where = self.subject if self.name is None else f"{self.subject} {self.name}"
-        expected = self.expected
+        expected, got = self.expected, self.got
         if isinstance(expected, Expectation):
-            expected = expected.as_json()
-        return f"{where}: expected {expected!r}, got {self.got!r}"
+            expected, got = expected.as_json(), outcome_json(got)
+        return f"{where}: expected {expected!r}, got {got!r}"
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,9 @@ class Judgement:
         return tuple(map(str, self.divergences)) + ((self.error,) if self.error else ())
 
 
-def outcome_of(result: RunResult, writer: str) -> Json:
+def outcome_of(result: RunResult, writer: str) -> Outcome:
     """What ``writer`` ended with; a writer the run never reported is still pending."""
-    return result.outcomes.get(writer, {"pending": True})
+    return result.outcomes.get(writer, PENDING)
 
 
 def judge(scenario: Scenario, result: RunResult, *, compare_files: bool = True) -> Judgement:
@@ -73,11 +76,11 @@ def judge(scenario: Scenario, result: RunResult, *, compare_files: bool = True) 
     for key, want in scenario.expect_snapshot.items():
         if key in PATH_SETS and not compare_files:
             continue
-        got = result.snapshot.get(key)
+        got = getattr(result.snapshot, key)
         if key in PATH_SETS:
             want, got = sorted(want), sorted(got or [])
         if want != got:
-            found.append(Divergence("snapshot", key, want, got))
+            found.append(Divergence("snapshot", key, field_json(key, want), field_json(key, got)))
     if scenario.expect_checkpoints is not None:
         want, got = sorted(scenario.expect_checkpoints), sorted(result.checkpoints or ())
         if want != got:

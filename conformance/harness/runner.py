@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from .adapter import Adapter, Capability, ChecksumSource, Json, LogCleaner, Unsupported
+from .adapter import Adapter, Capability, ChecksumSource, LogCleaner, Unsupported
+from .outcomes import PENDING, Outcome
 from .scenarios import (
     Begin,
     Checkpoint,
@@ -45,7 +46,7 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
         raise Unsupported(f"{adapter.name} cannot read checksum files")
     try:
         adapter.create(scenario.setup)
-        outcomes: dict[str, Json] = {}
+        outcomes: dict[str, Outcome] = {}
         for index, step in enumerate(scenario.steps):
             now = step.now(index)
             if isinstance(step, Begin):
@@ -57,7 +58,7 @@ def run_scenario(adapter: Adapter, scenario: Scenario) -> RunResult:
                 for read in writer.reads:
                     adapter.read(name, read)
                 adapter.stage(name, writer.actions, now)
-                outcomes[name] = {"pending": True}
+                outcomes[name] = PENDING
             elif isinstance(step, Checkpoint):
                 adapter.checkpoint(step.checkpoint, now)
             elif isinstance(step, CleanUpLog):

@@ -3,8 +3,9 @@
 The vectors are language-neutral JSON (spec/scenarios.md, spec/scenario.schema.json). A vector is
 validated against the schema once, when it is loaded, and parsed into frozen values
 (:class:`Scenario` and the types below, named after the JSON keys in snake_case); the runner, the
-adapters and the judge (harness/judge.py) read those. What crosses the adapter interface stays the
-vectors' JSON (harness/adapter.py): the initial table, setup commits, a writer's reads and actions.
+adapters and the judge (harness/judge.py) read those. A writer's reads, staged actions and
+expected outcomes are the typed values of harness/reads.py, harness/actions.py and
+harness/outcomes.py, as are the setup commits; only the initial ``table`` stays the vector's JSON.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ import jsonschema
 
 from deltaspec.rules import spec_root
 
+from .actions import Action, parse_action
+from .actions import Protocol as ProtocolAction
 from .adapter import TableSetup, WriterSpec
 from .bugs import Bug
+from .outcomes import Outcome, meets, outcome_json, parse_outcome
+from .reads import Read, parse_read
+from .snapshots import RowIds, TableSnapshot, parse_snapshot
 
 Json = dict[str, Any]
 
@@ -35,65 +41,6 @@ class ScenarioError(ValueError):
         self.source = source
 
 
-def outcome_kind(outcome: Json) -> str:
-    """An outcome (a vector's or an adapter's JSON) as ``committed``, ``skipped``, ``pending``
-    or ``failed`` (a conflict or an error)."""
-    return next((k for k in ("committed", "skipped", "pending") if k in outcome), "failed")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One outcome of a writer as a vector expects it (the schema's ``outcome``): committed at
-    a version (with ``commit_info`` fields the written commitInfo must carry, a null one demanding
-    absence), a ``conflict`` with the ``winner`` that caused it, an ``error``, ``skipped`` or
-    ``pending``. Fields the vector leaves out are None (False for the flags)."""
-
-    committed: int | None = None
-    commit_info: Mapping[str, Any] | None = None
-    conflict: str | None = None
-    winner: int | None = None
-    error: str | None = None
-    skipped: bool = False
-    pending: bool = False
-
-    @classmethod
-    def of(cls, data: Json) -> Outcome:
-        return cls(
-            data.get("committed"),
-            data.get("commit_info"),
-            data.get("conflict"),
-            data.get("winner"),
-            data.get("error"),
-            "skipped" in data,
-            "pending" in data,
-        )
-
-    def as_json(self) -> Json:
-        """The outcome as the vector spells it."""
-        out: Json = {}
-        for key in ("committed", "commit_info", "conflict", "winner", "error"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        for key in ("skipped", "pending"):
-            if getattr(self, key):
-                out[key] = True
-        return out
-
-    @property
-    def kind(self) -> str:
-        return outcome_kind(self.as_json())
-
-    def met_by(self, actual: Json) -> bool:
-        """Whether an adapter's outcome (the same JSON shape) is this one: every field given
-        equal, ``commit_info`` a subset of the written one."""
-        wanted = self.as_json()
-        info = wanted.pop("commit_info", {})
-        written = actual.get("commit_info", {})
-        return all(actual.get(k) == v for k, v in wanted.items()) and all(
-            written.get(k) == v for k, v in info.items()
-        )
-
-
 @dataclass(frozen=True)
 class Expectation:
     """A writer's expected outcome: any of ``one_of`` (one outcome unless the vector lists
@@ -103,32 +50,33 @@ class Expectation:
 
     @classmethod
     def of(cls, data: Json) -> Expectation:
-        return cls(tuple(Outcome.of(o) for o in data.get("one_of", [data])))
+        return cls(tuple(parse_outcome(o) for o in data.get("one_of", [data])))
 
     def as_json(self) -> Json:
         if len(self.one_of) == 1:
-            return self.one_of[0].as_json()
-        return {"one_of": [o.as_json() for o in self.one_of]}
+            return outcome_json(self.one_of[0])
+        return {"one_of": [outcome_json(o) for o in self.one_of]}
 
-    def met_by(self, actual: Json) -> bool:
-        return any(option.met_by(actual) for option in self.one_of)
+    def met_by(self, actual: Outcome) -> bool:
+        return any(meets(actual, option) for option in self.one_of)
 
 
 @dataclass(frozen=True)
 class Writer:
-    """One transaction of the vector (spec/scenarios.md, Writers). ``reads`` and ``actions``
-    stay the vector's JSON: they cross the adapter interface as they are."""
+    """One transaction of the vector (spec/scenarios.md, Writers), its ``reads`` and ``actions``
+    typed."""
 
     operation: str = "WRITE"
     changes_data: bool | None = None
-    reads: tuple[Json, ...] = ()
-    actions: tuple[Json, ...] = ()
+    reads: tuple[Read, ...] = ()
+    actions: tuple[Action, ...] = ()
     commit_if_needed: bool = True
 
     @classmethod
-    def of(cls, data: Json) -> Writer:
+    def of(cls, data: Mapping[str, Any]) -> Writer:
         spec = WriterSpec.of(data)
-        reads, actions = tuple(data.get("reads", [])), tuple(data.get("actions", []))
+        reads = tuple(parse_read(r) for r in data.get("reads", []))
+        actions = tuple(parse_action(a) for a in data.get("actions", []))
         return cls(spec.operation, spec.changes_data, reads, actions, spec.commit_if_needed)
 
     @property
@@ -250,8 +198,8 @@ class ExpectedSnapshot:
     app_txns: Mapping[str, int] | None = None
     domains: Mapping[str, str] | None = None
     properties: Mapping[str, str] | None = None
-    protocol: Json | None = None
-    row_ids: Mapping[str, list[int | None]] | None = None
+    protocol: ProtocolAction | None = None
+    row_ids: Mapping[str, RowIds] | None = None
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """The fields given, in the vector's order (reports list differences in it)."""
 
@@ -260,13 +208,17 @@ class ExpectedSnapshot:
         values: dict[str, Any] = {
             k: tuple(v) if k in {"files", "tombstones"} else v for k, v in data.items()
         }
+        if "protocol" in data:
+            values["protocol"] = ProtocolAction.of(data["protocol"])
+        if "row_ids" in data:
+            values["row_ids"] = {path: tuple(ids) for path, ids in data["row_ids"].items()}
         return cls(**values, order=tuple(data))
 
     def items(self) -> Iterator[tuple[str, Any]]:
-        """The fields given, by their JSON name: lists of paths as lists."""
+        """The fields given, by their JSON name, typed as the snapshot's
+        (harness/snapshots.py)."""
         for key in self.order:
-            value = getattr(self, key)
-            yield key, list(value) if isinstance(value, tuple) else value
+            yield key, getattr(self, key)
 
 
 CHECKSUM_FIELDS = {
@@ -319,7 +271,7 @@ class Scenario:
     matrix_cell: MatrixCell | None = None
     config: Json = field(default_factory=dict)
     table: Json | None = None
-    commits: tuple[tuple[Json, ...], ...] = ()
+    commits: tuple[tuple[Action, ...], ...] = ()
     expect_snapshot: ExpectedSnapshot = ExpectedSnapshot()
     expect_checkpoints: tuple[int, ...] | None = None
     expect_checksums: Mapping[int, ExpectedChecksum] | None = None
@@ -347,7 +299,7 @@ class Scenario:
             None if cell is None else MatrixCell(**cell),
             dict(data.get("config", {})),
             data.get("table"),
-            tuple(tuple(c) for c in data.get("commits", [])),
+            tuple(tuple(parse_action(a) for a in c) for c in data.get("commits", [])),
             ExpectedSnapshot.of(data.get("expect_snapshot", {})),
             None if checkpoints is None else tuple(checkpoints),
             crcs,
@@ -363,15 +315,31 @@ class Scenario:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What an adapter observed: outcome per writer (expectation-shaped JSON) and final snapshot."""
+    """What an adapter observed: outcome per writer and the final snapshot."""
 
-    outcomes: Mapping[str, Json]
-    snapshot: Json = field(default_factory=dict)
+    outcomes: Mapping[str, Outcome]
+    snapshot: TableSnapshot = TableSnapshot()
     checkpoints: tuple[int, ...] | None = None  # only for vectors with expect_checkpoints
     checksums: Mapping[int, Json | None] | None = None  # only for vectors with expect_checksums
 
+    @classmethod
+    def of(
+        cls,
+        outcomes: Mapping[str, Mapping[str, Any]],
+        snapshot: Mapping[str, Any] | None = None,
+        checkpoints: tuple[int, ...] | None = None,
+        checksums: Mapping[int, Json | None] | None = None,
+    ) -> RunResult:
+        """A run written in the vectors' JSON (outcomes and snapshot), typed."""
+        return cls(
+            {name: parse_outcome(o) for name, o in outcomes.items()},
+            parse_snapshot(snapshot or {}),
+            checkpoints,
+            checksums,
+        )
 
-def schema_string(columns: list[Json]) -> str:
+
+def schema_string(columns: Iterable[Mapping[str, Any]]) -> str:
     """A scenario's column list as Spark's schema JSON (metaData.schemaString)."""
     fields = [
         {"name": c["name"], "type": c["type"], "nullable": c.get("nullable", True), "metadata": {}}

@@ -15,7 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .adapter import Adapter, Unsupported
+from .actions import JsonFields
+from .adapter import Adapter, TableSetup, Unsupported, WriterSpec
+from .outcomes import Committed, Conflict, Error, Pending, Skipped
+from .snapshots import TableSnapshot
+from .wire import to_wire
 
 Json = dict[str, Any]
 METHODS = (
@@ -34,7 +38,14 @@ METHODS = (
 )
 
 
+_WIRE = (JsonFields, Committed, Conflict, Error, Skipped, Pending, TableSnapshot, WriterSpec,
+         TableSetup)  # fmt: skip
+"""The typed values of the adapter interface, written as harness/wire.py spells them."""
+
+
 def _plain(value: Any) -> Any:
+    if isinstance(value, _WIRE):
+        return to_wire(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

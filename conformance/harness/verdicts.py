@@ -35,7 +35,8 @@ from deltaspec.rules import (
 
 from .bugs import Bug
 from .judge import Divergence, judge
-from .scenarios import Expectation, RunResult, Scenario, outcome_kind
+from .outcomes import Outcome, outcome_json, outcome_kind
+from .scenarios import Expectation, RunResult, Scenario
 
 Json = dict[str, Any]
 KNOWN_ISSUES = Path(__file__).parent / "known_issues"
@@ -67,9 +68,9 @@ _SEVERITY = {
 LENIENT = frozenset({Verdict.SPURIOUS, Verdict.WRONG_KIND})
 
 
-def _writer_verdict(expected: Expectation, actual: Json) -> Verdict:
+def _writer_verdict(expected: Expectation, actual: Outcome) -> Verdict:
     """How bad a writer's outcome is that does not meet ``expected`` (the judge found it)."""
-    wanted = {option.kind for option in expected.one_of}
+    wanted = {outcome_kind(option) for option in expected.one_of}
     got = outcome_kind(actual)
     if got in {"committed", "skipped"} and "failed" in wanted and not wanted & {got}:
         return Verdict.UNSAFE if got == "committed" else Verdict.WRONG
@@ -166,7 +167,7 @@ def classify(scenario: Scenario, result: RunResult, *, compare_files: bool = Tru
             continue
         expected, writer = found.expected.as_json(), str(found.name)
         verdict = _writer_verdict(found.expected, found.got)
-        got = found.got
+        got = outcome_json(found.got)
         details.append(f"{writer}: {verdict.value}: expected {_text(expected)}, got {_text(got)}")
         step = _outcome_step(scenario, writer)
         failures.append({"writer": writer, "step": step, "verdict": verdict.value,

@@ -22,7 +22,10 @@ from deltaspec.model.predicates import form
 from deltaspec.model.values import partition_schema
 
 from ..engines.model.adapter import ModelAdapter
-from ..harness.adapter import Adapter, Json, TableSetup, WriterSpec
+from ..harness.adapter import Adapter, Json, TableSetup
+from ..harness.outcomes import Outcome, outcome_json
+from ..harness.scenarios import Writer
+from ..harness.snapshots import TableSnapshot, snapshot_json
 from ..isolation import checker as isolation
 
 COMMIT_INFO_KEYS = ("timestamp", "operation", "readVersion", "isolationLevel", "isBlindAppend")
@@ -58,9 +61,10 @@ class Divergence(AssertionError):
         return path
 
 
-def outcome_view(outcome: Json) -> Json:
+def outcome_view(typed: Outcome) -> Json:
     """What must agree between adapters: the outcome kind and its version, plus the
-    commitInfo fields every implementation writes the same way."""
+    commitInfo fields every implementation writes the same way (in the vectors' JSON)."""
+    outcome = outcome_json(typed)
     view = {k: v for k, v in outcome.items() if k != "commit_info"}
     if "commit_info" in outcome:
         info = outcome["commit_info"]
@@ -97,7 +101,9 @@ def supported_profile(profile: str, adapters: Sequence[Any]) -> str:
     return max(allowed, key=lambda r: tuple(int(p) for p in r.split(".")))
 
 
-def snapshot_view(snapshot: Json) -> Json:
+def snapshot_view(typed: TableSnapshot) -> Json:
+    """The snapshot fields that must agree, in the vectors' JSON."""
+    snapshot = snapshot_json(typed)
     return {k: snapshot.get(k) for k in SNAPSHOT_KEYS if snapshot}
 
 
@@ -144,7 +150,7 @@ class Differential:
             rules.add("TXN.EMPTY_COMMIT")  # a skipped commit is that rule's, release by release
         expect = {}
         for name, outcome in self.outcomes.items():
-            expected = outcome_view(outcome)
+            expected = dict(outcome)  # already a view
             if "commit_info" in expected:
                 info = expected["commit_info"]
                 expected["commit_info"] = {k: info[k] for k in COMMIT_INFO_KEYS[2:]}
@@ -186,13 +192,14 @@ class Differential:
         self.writers[writer] = spec
         self._step(step)
         results = []
+        typed = Writer.of(spec)
         for adapter in (self.model, *self.adapters):
-            failed = adapter.begin(writer, WriterSpec.of(spec), version, now)
+            failed = adapter.begin(writer, typed.spec, version, now)
             if failed is None:
-                for read in spec.get("reads", []):
+                for read in typed.reads:
                     adapter.read(writer, read)
-                adapter.stage(writer, spec.get("actions", []), now)
-            results.append(failed)
+                adapter.stage(writer, typed.actions, now)
+            results.append(None if failed is None else outcome_view(failed))
         self._agree(f"begin {writer}", results[0], results[1:])
         self.outcomes[writer] = results[0] or {"pending": True}
         return results[0]

@@ -37,6 +37,7 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 
 from ..engines.impl.adapter import ObjectStoreImplAdapter
 from ..harness.adapter import Json
+from ..harness.outcomes import outcome_json
 from ..harness.scenarios import Begin, Commit, Scenario, parse_scenario
 from ..servers.serving import ObjectStoreServer
 
@@ -118,12 +119,12 @@ def _driver(
                     for read in spec.reads:
                         adapter.read(writer, read)
                     adapter.stage(writer, spec.actions, now)
-                commands.send(failed)
+                commands.send(None if failed is None else outcome_json(failed))
             else:
                 assert adapter is not None
                 txn_id = adapter.txns[writer][0].txn_id
                 barriers[argument].wait(STEP_TIMEOUT_SECONDS)
-                commands.send((adapter.commit(writer, now), txn_id))
+                commands.send((outcome_json(adapter.commit(writer, now)), txn_id))
 
 
 def _ask(pipe: Any, command: tuple[Any, ...]) -> Any:

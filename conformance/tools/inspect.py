@@ -44,7 +44,7 @@ from deltaspec.impl.predicates import PartitionSchema
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.snapshot.state import Snapshot
 
-from ..harness.adapter import protocol_json
+from ..harness.snapshots import protocol_json
 from ..isolation import checker as isolation
 
 Json = dict[str, Any]

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 
 from deltaspec import strategies as ds
 from deltaspec.conformance.engines.model.adapter import run
+from deltaspec.conformance.harness.outcomes import outcome_kind
 
 
 @settings(max_examples=40, deadline=None)
@@ -15,7 +16,7 @@ def test_drawn_scenarios_are_schema_valid_and_run_on_the_model(vector):
     result = run(vector)  # as the implementer guide shows: the drawn JSON itself
     assert set(result.outcomes) == set(vector["writers"])
     for outcome in result.outcomes.values():
-        assert {"committed", "conflict", "error", "skipped"} & set(outcome)
+        assert outcome_kind(outcome) in {"committed", "failed", "skipped"}
 
 
 @given(ds.interleavings(["a", "b", "c"]))

@@ -10,15 +10,14 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ...harness.adapter import (
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-)
+from ...harness.actions import Action
+from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec
 from ...harness.json_rows import JsonRows
+from ...harness.outcomes import Outcome
 from ...harness.reading import ReadFailure
+from ...harness.reads import Read
+from ...harness.snapshots import TableSnapshot
+from ...harness.wire import outcome_from_wire, snapshot_from_wire, to_wire
 
 PROTOCOL = "deltaspec-bridge/1"
 
@@ -122,7 +121,8 @@ class BridgeProcess:
 
 
 class BridgeAdapter:
-    """The Adapter protocol over a BridgeProcess (one table per create … close)."""
+    """The Adapter protocol over a BridgeProcess (one table per create … close): typed values
+    out and back through harness/wire.py."""
 
     def __init__(self, process: BridgeProcess) -> None:
         self.process = process
@@ -131,40 +131,30 @@ class BridgeAdapter:
         self.capabilities = process.capabilities
 
     def create(self, setup: TableSetup) -> None:
-        self.process.request(
-            "create",
-            {
-                "setup": {
-                    "profile": setup.profile,
-                    "config": setup.config,
-                    "table": setup.table,
-                    "commits": [list(c) for c in setup.commits],
-                }
-            },
-        )
+        self.process.request("create", {"setup": to_wire(setup)})
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
-        body = {"operation": spec.operation, "changes_data": spec.changes_data,
-                "commit_if_needed": spec.commit_if_needed}  # fmt: skip
+    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Outcome | None:
         result = self.process.request(
-            "begin", {"writer": writer, "spec": body, "version": version, "now": now}
+            "begin", {"writer": writer, "spec": to_wire(spec), "version": version, "now": now}
         )
-        return cast(Json | None, result)
+        return None if result is None else outcome_from_wire(result)
 
-    def read(self, writer: str, read: Json) -> None:
-        self.process.request("read", {"writer": writer, "read": read})
+    def read(self, writer: str, read: Read) -> None:
+        self.process.request("read", {"writer": writer, "read": to_wire(read)})
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
-        self.process.request("stage", {"writer": writer, "actions": list(actions), "now": now})
+    def stage(self, writer: str, actions: Sequence[Action], now: int) -> None:
+        body = [to_wire(a) for a in actions]
+        self.process.request("stage", {"writer": writer, "actions": body, "now": now})
 
-    def commit(self, writer: str, now: int) -> Json:
-        return cast(Json, self.process.request("commit", {"writer": writer, "now": now}))
+    def commit(self, writer: str, now: int) -> Outcome:
+        return outcome_from_wire(self.process.request("commit", {"writer": writer, "now": now}))
 
-    def try_write(self, writer: str, now: int) -> Json:
-        return cast(Json, self.process.request("try_write", {"writer": writer, "now": now}))
+    def try_write(self, writer: str, now: int) -> Outcome:
+        params = {"writer": writer, "now": now}
+        return outcome_from_wire(self.process.request("try_write", params))
 
-    def resolve(self, writer: str) -> Json:
-        return cast(Json, self.process.request("resolve", {"writer": writer}))
+    def resolve(self, writer: str) -> Outcome:
+        return outcome_from_wire(self.process.request("resolve", {"writer": writer}))
 
     def checkpoint(self, version: int, now: int) -> None:
         self.process.request("checkpoint", {"version": version, "now": now})
@@ -175,8 +165,8 @@ class BridgeAdapter:
     def checksum(self, version: int) -> Json | None:
         return cast(Json | None, self.process.request("checksum", {"version": version}))
 
-    def snapshot(self, version: int | None = None) -> Json:
-        return cast(Json, self.process.request("snapshot", {"version": version}))
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
+        return snapshot_from_wire(self.process.request("snapshot", {"version": version}))
 
     def checkpoints(self) -> tuple[int, ...]:
         return tuple(self.process.request("checkpoints"))

@@ -30,15 +30,12 @@ from deltaspec.impl import codec
 from deltaspec.impl.errors import DeltaError as DeltaSpecError
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 
-from ...harness.adapter import (
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
+from ...harness import actions as staged
+from ...harness import outcomes, wire
+from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec
+from ...harness.reads import Read
 from ...harness.scenarios import schema_string
+from ...harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_json
 from .. import operations as ops
 from ..table_files import datafiles
 
@@ -75,7 +72,7 @@ class _Writer:
     spec: WriterSpec
     table: DeltaTable | None
     read_version: int
-    reads: list[Json] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
     translation: ops.Translation | None = None
 
 
@@ -106,24 +103,26 @@ class DeltaRsAdapter:
     def _table(self, version: int | None) -> DeltaTable:
         return DeltaTable(str(self.root), version=version)
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
         table = None
         if version != -1:
             try:
                 table = self._table(version)
             except TableNotFoundError:
                 if version is not None:
-                    return {"error": "TABLE_NOT_FOUND"}
+                    return outcomes.Error("TABLE_NOT_FOUND")
             except DeltaError:
-                return {"error": "VERSION_NOT_FOUND"}
+                return outcomes.Error("VERSION_NOT_FOUND")
         read_version = -1 if table is None else table.version()
         self.writers[writer] = _Writer(spec, table, read_version)
         return None
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         self.writers[writer].reads.append(read)
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         state = self.writers[writer]
         intent = ops.Intent.of(state.spec, state.reads, actions)
         view = (
@@ -138,7 +137,7 @@ class DeltaRsAdapter:
             app_transactions=None if txn is None else [Transaction(txn[0], txn[1])],
         )
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
         state = self.writers[writer]
         assert state.translation is not None
         before = datafiles.latest_version(self.root)
@@ -148,13 +147,13 @@ class DeltaRsAdapter:
             outcome = outcome_of(error)
             if "conflict" in outcome:
                 outcome["winner"] = self._winner(state, datafiles.latest_version(self.root))
-            return outcome
+            return wire.outcome_from_wire(outcome)
         landed = datafiles.latest_version(self.root)
         if landed == before:
-            return {"skipped": True}
+            return outcomes.SKIPPED
         for alias, old in state.translation.aliases.items():
             self.catalog.add_alias(landed, alias, old)
-        return {"committed": landed, "commit_info": datafiles.commit_info(self.root, landed)}
+        return outcomes.Committed(landed, datafiles.commit_info(self.root, landed))
 
     def _winner(self, state: _Writer, latest: int) -> int:
         """The first winning commit delta-rs's checker fails on (it does not say which): the one
@@ -265,21 +264,21 @@ class DeltaRsAdapter:
             tuple(zip(paths, local, strict=True)),
         )
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("delta-rs runs its commit loop to the end")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("delta-rs runs its commit loop to the end")
 
     def checkpoint(self, version: int, now: int) -> None:
         self._table(version).create_checkpoint()
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         try:
             table = self._table(version)
         except TableNotFoundError:
-            return {"version": -1} if version in (None, -1) else {}
-        return datafiles.snapshot_json(self._info(table), self.catalog)
+            return NO_TABLE if version in (None, -1) else NO_SNAPSHOT
+        return datafiles.table_snapshot(self._info(table), self.catalog)
 
     def checkpoints(self) -> tuple[int, ...]:
         return datafiles.checkpoint_versions(self.root)

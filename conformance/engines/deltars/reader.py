@@ -9,8 +9,9 @@ from pathlib import Path
 import deltalake
 import pyarrow as pa
 
-from ...harness.adapter import Json, protocol_json
+from ...harness.adapter import Json
 from ...harness.reading import ReadFailure
+from ...harness.snapshots import protocol_json
 
 
 class DeltaRsReader:

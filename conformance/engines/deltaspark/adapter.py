@@ -35,6 +35,8 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot.delta_log import DeltaLog as ImplLog
 from deltaspec.rules import spec_root
 
+from ...harness import actions as staged
+from ...harness import outcomes, wire
 from ...harness.adapter import (
     ACTION_LEVEL,
     Capability,
@@ -43,6 +45,8 @@ from ...harness.adapter import (
     Unsupported,
     WriterSpec,
 )
+from ...harness.reads import Read
+from ...harness.snapshots import TableSnapshot
 from ..table_files.impl_actions import initial_commit as _initial_commit
 from ..table_files.impl_actions import to_action
 from ..table_files.logfiles import delete_log_below, read_checksum_file, verify_stored_log
@@ -296,7 +300,13 @@ class DeltaSparkAdapter:
             actions = [to_action(a, base, 0) for a in commit]
             self.store.write_new(commit_name(version), codec.encode_commit(actions))
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
+        failed = self._begin(writer, spec, version)
+        return None if failed is None else wire.outcome_from_wire(failed)
+
+    def _begin(self, writer: str, spec: WriterSpec, version: int | None) -> Json | None:
         log = self._log()
         try:
             if version is None:
@@ -339,7 +349,10 @@ class DeltaSparkAdapter:
             raise ValueError(f"read files {sorted(wanted)} are not all live")
         return self._seq(found)
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
+        self._read(writer, wire.to_wire(read))
+
+    def _read(self, writer: str, read: Json) -> None:
         txn = self.writers[writer].txn
         if "filter" in read:
             filters = self._expressions(txn, read["filter"])
@@ -358,7 +371,7 @@ class DeltaSparkAdapter:
         if "app_id" in read:
             txn.txnVersion(read["app_id"])
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         state = self.writers[writer]
         base = None
         if state.txn.snapshot().version() >= 0:
@@ -371,7 +384,7 @@ class DeltaSparkAdapter:
                 raise Unsupported("delta-spark writes its own commitInfo; a staged one is not sent")
             line = codec.encode_commit([action]).decode("utf-8").strip()
             state.actions.append(self.delta.actions.Action.fromJson(line))
-            state.staged.append(data)
+            state.staged.append(wire.to_wire(data))
 
     def _operation(self, state: _Writer) -> Any:
         name = state.spec.operation
@@ -420,7 +433,10 @@ class DeltaSparkAdapter:
             return self._inner("DropTableFeature")("unknown", False)
         return self._object("ManualUpdate")
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
+        return wire.outcome_from_wire(self._commit(writer))
+
+    def _commit(self, writer: str) -> Json:
         state = self.writers[writer]
         operation = self._operation(state)
         wanted = state.spec.changes_data
@@ -488,10 +504,10 @@ class DeltaSparkAdapter:
                 return dict(action["commitInfo"])
         return {}
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("delta-spark's commit loop cannot be stepped")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("delta-spark's commit loop cannot be stepped")
 
     def checkpoint(self, version: int, now: int) -> None:
@@ -503,7 +519,10 @@ class DeltaSparkAdapter:
     def checksum(self, version: int) -> Json | None:
         return read_checksum_file(self.root, version)
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
+        return wire.snapshot_from_wire(self._snapshot(version))
+
+    def _snapshot(self, version: int | None) -> Json:
         log = self._log()
         if log.update(False, self._none(), self._none()).version() < 0:
             return {} if version not in (None, -1) else {"version": -1}

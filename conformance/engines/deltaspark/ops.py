@@ -44,13 +44,9 @@ from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.rules import spec_root
 from deltaspec.spark import MergeClause
 
-from ...harness.adapter import (
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    protocol_json,
-)
+from ...harness import outcomes, wire
+from ...harness.adapter import Capability, Json, TableSetup, Unsupported
+from ...harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_json
 from .. import operations as ops
 from ..spark.adapter import SparkAdapter, Work, outcome_of
 from ..table_files import datafiles
@@ -230,8 +226,8 @@ class DeltaSparkOpsAdapter(SparkAdapter):
         run.start(work)
         return run
 
-    def _outcome(self, error: BaseException) -> Json:
-        return engine_outcome(error)
+    def _outcome(self, error: BaseException) -> outcomes.Outcome:
+        return wire.outcome_from_wire(engine_outcome(error))
 
     # The commands, each a delta-spark API call.
 
@@ -294,10 +290,10 @@ class DeltaSparkOpsAdapter(SparkAdapter):
             return log.update(False, none, none)
         return log.getSnapshotAt(version, none, none, False)
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         if datafiles.latest_version(self.root) < 0:
-            return {"version": -1} if version in (None, -1) else {}
-        return datafiles.snapshot_json(self.engine_info(version), self.catalog)
+            return NO_TABLE if version in (None, -1) else NO_SNAPSHOT
+        return datafiles.table_snapshot(self.engine_info(version), self.catalog)
 
     def engine_info(self, version: int | None = None) -> datafiles.TableInfo:
         """One version of the table as delta-spark's ``Snapshot`` describes it."""

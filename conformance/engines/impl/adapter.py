@@ -31,17 +31,13 @@ from deltaspec.impl.table.paths import resolve_data_path
 from deltaspec.impl.table.releases import CURRENT, Profile
 from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 
-from ...harness.adapter import (
-    ACTION_LEVEL,
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
+from ...harness import actions as staged
+from ...harness import outcomes, wire
+from ...harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, Unsupported, WriterSpec
+from ...harness.reads import Read
 from ...harness.runner import run_scenario
 from ...harness.scenarios import RunResult, Scenario
+from ...harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_of
 from ..table_files.impl_actions import initial_commit, to_action
 from ..table_files.logfiles import (
     checkpoint_versions,
@@ -51,46 +47,51 @@ from ..table_files.logfiles import (
 )
 
 
-def _outcome(error: errors.DeltaError) -> Json:
+def _outcome(error: errors.DeltaError) -> outcomes.Outcome:
     if isinstance(error, errors.DeltaConcurrentModificationException):
-        return {"conflict": error.kind, "winner": error.winning_version}
-    return {"error": error.kind}
+        return outcomes.Conflict(error.kind, error.winning_version)
+    return outcomes.Error(error.kind)
+
+
+def table_snapshot(snapshot: Snapshot) -> TableSnapshot:
+    protocol = snapshot.protocol
+    return TableSnapshot(
+        version=snapshot.version,
+        files=tuple(sorted(path for path, _ in snapshot.files)),
+        tombstones=tuple(sorted(path for path, _ in snapshot.tombstones)),
+        stats={path: f.stats for (path, _), f in sorted(snapshot.files.items())},
+        row_ids={
+            path: (f.base_row_id, f.default_row_commit_version)
+            for (path, _), f in sorted(snapshot.files.items())
+        },
+        app_txns={app: t.version for app, t in sorted(snapshot.app_transactions.items())},
+        domains={d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
+        properties=dict(snapshot.metadata.configuration) if snapshot.metadata else {},
+        schema=snapshot.metadata.schema_string if snapshot.metadata else None,
+        partition_columns=tuple(snapshot.partition_columns),
+        protocol=None if protocol is None else protocol_of(protocol),
+    )
 
 
 def snapshot_json(snapshot: Snapshot) -> Json:
-    protocol = snapshot.protocol
-    out: Json = {
-        "version": snapshot.version,
-        "files": sorted(path for path, _ in snapshot.files),
-        "app_txns": {app: t.version for app, t in sorted(snapshot.app_transactions.items())},
-        "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
-        "tombstones": sorted(path for path, _ in snapshot.tombstones),
-        "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
-        "row_ids": {
-            path: [f.base_row_id, f.default_row_commit_version]
-            for (path, _), f in sorted(snapshot.files.items())
-        },
-        "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
-        "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
-        "partition_columns": list(snapshot.partition_columns),
-        "protocol": {} if protocol is None else protocol_json(protocol),
-    }
-    return out
+    """``snapshot`` in the scenario JSON (the table readers' answer)."""
+    return wire.to_wire(table_snapshot(snapshot))
 
 
-def record_read(txn: OptimisticTransaction, read: Json) -> None:
+def record_read(txn: OptimisticTransaction, read: Read) -> None:
     """One element of a writer's ``reads`` (spec/scenarios.md)."""
-    if "filter" in read:
-        txn.filter_files([predicates.parse(f) for f in read["filter"]], read.get("files"))
+    if read.filter is not None:
+        files = None if read.files is None else list(read.files)
+        txn.filter_files([predicates.parse(f) for f in read.filter], files)
         return
-    if "predicate" in read:
-        txn.track_read_predicate(predicates.parse(read["predicate"]))
-    if "files" in read:
-        txn.track_files_read(read["files"])
-    if read.get("whole_table"):
+    if read.predicate is not None:
+        txn.track_read_predicate(predicates.parse(read.predicate))
+    if read.files is not None:
+        txn.track_files_read(list(read.files))
+    if read.whole_table:
         txn.read_whole_table()
-    if "app_id" in read:
-        txn.txn_version(read["app_id"])
+    if read.app_id is not None:
+        txn.txn_version(read.app_id)
 
 
 def _is_commit_name(name: str) -> bool:
@@ -137,12 +138,12 @@ class ImplAdapter:
                     _touch(local, self.now)
                 self.stamped.add(info.name)
 
-    def _write_data_files(self, actions: Sequence[Json]) -> None:
+    def _write_data_files(self, actions: Sequence[staged.Action]) -> None:
         for data in actions:
-            if "add" not in data:
+            if not isinstance(data, staged.Add):
                 continue
             try:
-                relative = resolve_data_path(str(self.root), data["add"]["path"])
+                relative = resolve_data_path(str(self.root), data.path)
             except ValueError:
                 continue  # no file of the table: the commit is refused (TXN.WRITE_BOUNDARY)
             full = os.path.join(self.root, relative)
@@ -165,7 +166,9 @@ class ImplAdapter:
             actions = [to_action(a, base, 0) for a in commit]
             self.store.write_new(commit_name(version), codec.encode_commit(actions))
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
         self.now = now
         try:
             snapshot = None if version == -1 else self.log.snapshot(version)
@@ -179,16 +182,16 @@ class ImplAdapter:
         self.txns[writer] = (txn, spec)
         return None
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         record_read(self.txns[writer][0], read)
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         self.now = now
         self._write_data_files(actions)
         txn = self.txns[writer][0]
         txn.stage(to_action(a, txn.snapshot, now) for a in actions)
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
         self.now = now
         txn, spec = self.txns[writer]
         operation = Operation(spec.operation, changes_data=spec.changes_data)
@@ -202,14 +205,14 @@ class ImplAdapter:
         finally:
             self._stamp_log()
         if landed is None:
-            return {"skipped": True}
+            return outcomes.SKIPPED
         info = next(a for a in self.log.read_commit(landed) if isinstance(a, CommitInfo))
-        return {"committed": landed, "commit_info": dict(info.fields)}
+        return outcomes.Committed(landed, dict(info.fields))
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("the impl's commit loop cannot be stepped")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("the impl's commit loop cannot be stepped")
 
     def checkpoint(self, version: int, now: int) -> None:
@@ -255,13 +258,13 @@ class ImplAdapter:
         """The next commit write fails as ``fault`` says (``Fault`` by name)."""
         self.faulty.force(Fault[fault])
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         try:
-            return snapshot_json(self.log.snapshot(version))
+            return table_snapshot(self.log.snapshot(version))
         except errors.TableNotFoundError:
-            return {} if version not in (None, -1) else {"version": -1}
+            return NO_SNAPSHOT if version not in (None, -1) else NO_TABLE
         except errors.DeltaError:  # one a reader must refuse (no metadata before v0.7)
-            return {}
+            return NO_SNAPSHOT
 
     def checkpoints(self) -> tuple[int, ...]:
         return checkpoint_versions([info.name for info in self.store.list_from()])

@@ -39,27 +39,25 @@ from deltaspec.model.profiles import profile
 from deltaspec.model.snapshot import Snapshot, data_file_path
 from deltaspec.model.timestamps import version_checksum
 
-from ...harness.adapter import (
-    ACTION_LEVEL,
-    Capability,
-    Json,
-    TableSetup,
-    WriterSpec,
-    protocol_json,
-)
+from ...harness import actions as staged
+from ...harness import outcomes, wire
+from ...harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, WriterSpec
+from ...harness.reads import Read
 from ...harness.runner import run_scenario
 from ...harness.scenarios import RunResult, Scenario, schema_string, validated_scenario
+from ...harness.snapshots import NO_SNAPSHOT, TableSnapshot, protocol_of
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
+DEFAULT_PROTOCOL = {"minReaderVersion": 1, "minWriterVersion": 2}
 
 
-def _protocol(data: Json) -> Protocol:
+def _protocol(data: staged.Protocol) -> Protocol:
     """ValueError for feature lists at versions without table features (the model's
     ``misplaced_feature_lists``, ACTION.PROTOCOL_FEATURE_LISTS)."""
-    readers, writers = data.get("readerFeatures"), data.get("writerFeatures")
+    readers, writers = data.reader_features, data.writer_features
     protocol = Protocol(
-        data["minReaderVersion"],
-        data["minWriterVersion"],
+        data.min_reader_version,
+        data.min_writer_version,
         None if readers is None else frozenset(readers),
         None if writers is None else frozenset(writers),
     )
@@ -69,87 +67,82 @@ def _protocol(data: Json) -> Protocol:
     return protocol
 
 
-def _dv_id(data: Json) -> str | None:
-    dv = data.get("deletionVector")
+def _dv_id(dv: Mapping[str, Any] | None) -> str | None:
     if not dv:
         return None
     return f"{dv.get('storageType', '')}{dv.get('pathOrInlineDv', '')}@{dv.get('offset', '')}"
 
 
-def _metadata(data: Json, base: Metadata | None) -> Metadata:
-    schema = data.get("schemaString")
-    if "schema" in data:
-        schema = schema_string(data["schema"])
+def _metadata(data: staged.MetaData, base: Metadata | None) -> Metadata:
+    schema = data.schema_string if data.gave("schemaString") else None
+    if data.schema is not None:
+        schema = schema_string(data.schema)
     return Metadata(
-        id=data.get("id", base.id if base else TABLE_ID),
+        id=data.kept("id", base.id if base else TABLE_ID),
         schema_string=schema or (base.schema_string if base else schema_string([])),
-        partition_columns=tuple(
-            data.get("partitionColumns", base.partition_columns if base else ())
-        ),
-        configuration=str_pairs(data["configuration"])
-        if "configuration" in data
-        else (base.configuration if base else ()),
-        name=data.get("name", base.name if base else None),
-        description=data.get("description", base.description if base else None),
-        created_time=data.get("createdTime", base.created_time if base else None),
+        partition_columns=data.kept("partition_columns", base.partition_columns if base else ()),
+        configuration=str_pairs(data.configuration)
+        if data.configuration is not None
+        else base.configuration
+        if base
+        else (),
+        name=data.kept("name", base.name if base else None),
+        description=data.kept("description", base.description if base else None),
+        created_time=data.kept("created_time", base.created_time if base else None),
     )
 
 
-def action(data: Json, snapshot: Snapshot, now: int) -> Action:
+def action(data: staged.Action, snapshot: Snapshot, now: int) -> Action:
     """One scenario action, with the defaults of spec/scenarios.md."""
-    ((kind, body),) = data.items()
-    match kind:
-        case "add":
+    match data:
+        case staged.Add():
             return AddFile(
-                path=body["path"],
-                partition_values=pairs(body.get("partitionValues")),
-                size=body.get("size", 1),
-                modification_time=body.get("modificationTime", 0),
-                data_change=body.get("dataChange", True),
-                stats=body.get("stats"),
-                dv_id=_dv_id(body),
-                base_row_id=body.get("baseRowId"),
-                default_row_commit_version=body.get("defaultRowCommitVersion"),
+                path=data.path,
+                partition_values=pairs(data.partition_values),
+                size=data.size,
+                modification_time=data.modification_time,
+                data_change=data.data_change,
+                stats=data.stats,
+                dv_id=_dv_id(data.deletion_vector),
+                base_row_id=data.base_row_id,
+                default_row_commit_version=data.default_row_commit_version,
             )
-        case "remove":
-            live = snapshot.file_by_path(body["path"])
-            values = body.get("partitionValues")
+        case staged.Remove():
+            live = snapshot.file_by_path(data.path)
+            values = data.partition_values
             return RemoveFile(
-                path=body["path"],
-                deletion_timestamp=body.get("deletionTimestamp", now),
-                data_change=body.get("dataChange", True),
+                path=data.path,
+                deletion_timestamp=now
+                if data.deletion_timestamp is None
+                else data.deletion_timestamp,
+                data_change=data.data_change,
                 partition_values=pairs(values)
                 if values is not None
                 else (live.partition_values if live else None),
-                size=body.get("size"),
-                dv_id=_dv_id(body),
+                size=data.size,
+                dv_id=_dv_id(data.deletion_vector),
             )
-        case "metaData":
-            return _metadata(body, snapshot.metadata)
-        case "protocol":
-            return _protocol(body)
-        case "txn":
-            return SetTransaction(body["appId"], body["version"], body.get("lastUpdated"))
-        case "domainMetadata":
-            return DomainMetadata(
-                body["domain"], body.get("configuration", ""), body.get("removed", False)
-            )
-        case "cdc":
-            return AddCDCFile(
-                body["path"], pairs(body.get("partitionValues")), body.get("size", 1),
-                body.get("dataChange", False),
-            )  # fmt: skip
-        case "commitInfo":
+        case staged.MetaData():
+            return _metadata(data, snapshot.metadata)
+        case staged.Protocol():
+            return _protocol(data)
+        case staged.Txn():
+            return SetTransaction(data.app_id, data.version, data.last_updated)
+        case staged.DomainMetadata():
+            return DomainMetadata(data.domain, data.configuration, data.removed)
+        case staged.Cdc():
+            return AddCDCFile(data.path, pairs(data.partition_values), data.size, data.data_change)
+        case staged.CommitInfo():
             return CommitInfo(
-                timestamp=body.get("timestamp", now),
-                operation=body.get("operation", "WRITE"),
-                read_version=body.get("readVersion"),
-                isolation_level=body.get("isolationLevel"),
-                is_blind_append=body.get("isBlindAppend"),
-                txn_id=body.get("txnId"),
-                in_commit_timestamp=body.get("inCommitTimestamp"),
+                timestamp=now if data.timestamp is None else data.timestamp,
+                operation=data.operation if data.operation is not None else "WRITE",
+                read_version=data.read_version,
+                isolation_level=data.isolation_level,
+                is_blind_append=data.is_blind_append,
+                txn_id=data.txn_id,
+                in_commit_timestamp=data.in_commit_timestamp,
             )
-    raise ValueError(f"unknown action {kind!r}")
+    raise ValueError(f"unknown action {data!r}")
 
 
 KNOWN_ACTIONS = frozenset(
@@ -168,7 +161,7 @@ def read_log_action(line: Json, snapshot: Snapshot) -> Action | None:
         raise ValueError(f"a line carries several actions: {known}")
     if not known:
         return None
-    return action({known[0]: line[known[0]]}, snapshot, now=0)
+    return action(staged.parse_action({known[0]: line[known[0]]}), snapshot, now=0)
 
 
 def initial_commit(table: Json) -> tuple[Action, ...]:
@@ -187,7 +180,7 @@ def initial_commit(table: Json) -> tuple[Action, ...]:
     ]
     return (
         CommitInfo(timestamp=0, operation="CREATE TABLE", is_blind_append=False),
-        _protocol(table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2})),
+        _protocol(staged.Protocol.of(table.get("protocol", DEFAULT_PROTOCOL))),
         metadata,
         *(SetTransaction(app, version) for app, version in table.get("app_txns", {}).items()),
         *(DomainMetadata(d, conf) for d, conf in table.get("domains", {}).items()),
@@ -195,34 +188,36 @@ def initial_commit(table: Json) -> tuple[Action, ...]:
     )
 
 
-def record_read(txn: t.Transaction, read: Json) -> t.Transaction:
+def record_read(txn: t.Transaction, read: Read) -> t.Transaction:
     """One element of a writer's ``reads`` (spec/scenarios.md)."""
-    if "filter" in read:
-        return t.filter_files(txn, [parse(p) for p in read["filter"]], read.get("files"))
-    if "predicate" in read:
-        txn = t.track_read_predicate(txn, parse(read["predicate"]))
-    if "files" in read:
-        txn = t.track_files_read(txn, read["files"])
-    if read.get("whole_table"):
+    if read.filter is not None:
+        files = None if read.files is None else list(read.files)
+        return t.filter_files(txn, [parse(p) for p in read.filter], files)
+    if read.predicate is not None:
+        txn = t.track_read_predicate(txn, parse(read.predicate))
+    if read.files is not None:
+        txn = t.track_files_read(txn, list(read.files))
+    if read.whole_table:
         txn = t.read_whole_table(txn)
-    if "app_id" in read:
-        txn, _ = t.txn_version(txn, read["app_id"])
+    if read.app_id is not None:
+        txn, _ = t.txn_version(txn, read.app_id)
     return txn
 
 
-def outcome_json(outcome: Outcome, machine: m.Machine) -> Json:
+def outcome_of(outcome: Outcome, machine: m.Machine) -> outcomes.Outcome:
+    """The model's outcome as the harness's."""
     match outcome:
         case Committed(version=v):
             info = machine.log.commits[v].commit_info
-            return {"committed": v, "commit_info": commit_info_json(info)}
+            return outcomes.Committed(v, commit_info_json(info))
         case Conflict(kind=k, winner=w):
-            return {"conflict": k.value, "winner": w}
+            return outcomes.Conflict(k.value, w)
         case Rejected(kind=k):
-            return {"error": k.value}
+            return outcomes.Error(k.value)
         case Skipped():
-            return {"skipped": True}
+            return outcomes.SKIPPED
         case Pending():
-            return {"pending": True}
+            return outcomes.PENDING
     raise AssertionError(outcome)
 
 
@@ -242,25 +237,30 @@ def commit_info_json(info: CommitInfo | None) -> Json:
 
 
 def snapshot_json(snapshot: Snapshot, now: int | None = None) -> Json:
-    """``snapshot`` in the scenario shape; with ``now``, only the tombstones unexpired then."""
+    """``snapshot`` in the scenario JSON (the table readers' answer)."""
+    return wire.to_wire(table_snapshot(snapshot, now))
+
+
+def table_snapshot(snapshot: Snapshot, now: int | None = None) -> TableSnapshot:
+    """``snapshot`` as the harness's; with ``now``, only the tombstones unexpired then."""
     protocol = snapshot.protocol
     kept = snapshot.tombstones.values() if now is None else tombstones(snapshot, now)
-    return {
-        "version": snapshot.version,
-        "files": sorted(path for path, _ in snapshot.files),
-        "tombstones": sorted(r.path for r in kept),  # one per key (SNAPSHOT.FILE_KEY)
-        "stats": {path: f.stats for (path, _), f in sorted(snapshot.files.items())},
-        "row_ids": {
-            path: [f.base_row_id, f.default_row_commit_version]
+    return TableSnapshot(
+        version=snapshot.version,
+        files=tuple(sorted(path for path, _ in snapshot.files)),
+        tombstones=tuple(sorted(r.path for r in kept)),  # one per key (SNAPSHOT.FILE_KEY)
+        stats={path: f.stats for (path, _), f in sorted(snapshot.files.items())},
+        row_ids={
+            path: (f.base_row_id, f.default_row_commit_version)
             for (path, _), f in sorted(snapshot.files.items())
         },
-        "app_txns": {app: txn.version for app, txn in sorted(snapshot.app_txns.items())},
-        "domains": {d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
-        "properties": dict(snapshot.metadata.configuration) if snapshot.metadata else {},
-        "schema": snapshot.metadata.schema_string if snapshot.metadata else None,
-        "partition_columns": list(snapshot.partition_columns),
-        "protocol": {} if protocol is None else protocol_json(protocol),
-    }
+        app_txns={app: txn.version for app, txn in sorted(snapshot.app_txns.items())},
+        domains={d: dm.configuration for d, dm in sorted(snapshot.domains.items())},
+        properties=dict(snapshot.metadata.configuration) if snapshot.metadata else {},
+        schema=snapshot.metadata.schema_string if snapshot.metadata else None,
+        partition_columns=tuple(snapshot.partition_columns),
+        protocol=None if protocol is None else protocol_of(protocol),
+    )
 
 
 def _append(log: Log, actions: tuple[Action, ...]) -> Log:
@@ -305,51 +305,53 @@ class ModelAdapter:
             log = _append(log, tuple(action(a, base, now=0) for a in commit))
         self.machine = m.Machine(profile=profile(setup.profile, **setup.session_settings), log=log)
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
         self.now = now
         if version is not None and 0 <= version < self.log_start:
-            return {"error": "VERSION_NOT_FOUND"}  # cleaned up (RETENTION.LOG)
+            return outcomes.Error("VERSION_NOT_FOUND")  # cleaned up (RETENTION.LOG)
         operation = t.Operation(spec.operation, spec.changes_data)
         began = m.begin(self.machine, writer, operation, version, spec.commit_if_needed)
         if isinstance(began, Rejected):
-            return outcome_json(began, self.machine)
+            return outcome_of(began, self.machine)
         self.machine = began
         return None
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         self.machine = m.update(self.machine, writer, lambda txn: record_read(txn, read))
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         self.now = now
         for data in actions:
-            if "add" in data:
-                self.data_files.setdefault(data_file_path(data["add"]["path"]), now)
+            if isinstance(data, staged.Add):
+                self.data_files.setdefault(data_file_path(data.path), now)
 
-        def staged(txn: t.Transaction) -> t.Transaction:
+        def with_actions(txn: t.Transaction) -> t.Transaction:
             return t.stage(txn, [action(a, txn.read_snapshot, now) for a in actions])
 
-        self.machine = m.update(self.machine, writer, staged)
+        self.machine = m.update(self.machine, writer, with_actions)
 
-    def _outcome(self, writer: str) -> Json:
+    def _outcome(self, writer: str) -> outcomes.Outcome:
         outcome = m.outcome(self.machine, writer)
         if isinstance(outcome, Committed):
             self.committed.add(outcome.version)
             metadata = self.machine.log.snapshots[outcome.version].metadata
             if post_commit(outcome.version, metadata):
                 self.checkpoint(outcome.version, self.now)
-        return outcome_json(outcome, self.machine)
+        return outcome_of(outcome, self.machine)
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
         self.now = now
         self.machine = m.commit(self.machine, writer, now)
         return self._outcome(writer)
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         self.now = now
         self.machine = m.try_write(self.machine, writer, now)
         return self._outcome(writer)
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         self.machine = m.resolve(self.machine, writer)
         return self._outcome(writer)
 
@@ -417,11 +419,11 @@ class ModelAdapter:
                 if int(name.split(".", 1)[0]) >= self.log_start
             }
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         if version is not None and 0 <= version < self.log_start:
-            return {}
+            return NO_SNAPSHOT
         snapshot = self.machine.log.snapshot(version)
-        return {} if snapshot is None else snapshot_json(snapshot, self.now)
+        return NO_SNAPSHOT if snapshot is None else table_snapshot(snapshot, self.now)
 
     def checkpoints(self) -> tuple[int, ...]:
         return tuple(v for v in self.machine.log.checkpoints if v >= self.log_start)
@@ -479,8 +481,10 @@ class ModelAdapter:
 
 
 def run(scenario: Scenario | Json) -> RunResult:
-    """Run ``scenario`` on the model and report outcomes in the vector's JSON shape: a vector, or
-    a vector's JSON as ``deltaspec.strategies`` draws it (checked against the schema first)."""
+    """Run ``scenario`` on the model: a vector, or a vector's JSON as ``deltaspec.strategies``
+    draws it (checked against the schema first). The outcomes and the snapshot are typed
+    (harness/outcomes.py, harness/snapshots.py; ``outcome_json`` and ``snapshot_json`` spell them
+    in the vectors' JSON)."""
     if not isinstance(scenario, Scenario):
         scenario = validated_scenario(scenario, "a vector given as JSON")
     return run_scenario(ModelAdapter(), scenario)

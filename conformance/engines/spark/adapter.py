@@ -35,15 +35,12 @@ from deltaspec.spark import (
     write_delta,
 )
 
-from ...harness.adapter import (
-    Capability,
-    Json,
-    TableSetup,
-    Unsupported,
-    WriterSpec,
-    protocol_json,
-)
+from ...harness import actions as staged
+from ...harness import outcomes, wire
+from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec
+from ...harness.reads import Read
 from ...harness.scenarios import schema_string
+from ...harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_json
 from .. import operations as ops
 from ..table_files import datafiles
 
@@ -98,7 +95,7 @@ class _Run:
 class _Writer:
     spec: WriterSpec
     exists: bool
-    reads: list[Json] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
     translation: ops.Translation | None = None
     run: _Run | None = None
 
@@ -144,17 +141,19 @@ class SparkAdapter:
         except errors.TableNotFoundError:
             return None
 
-    def begin(self, writer: str, spec: WriterSpec, version: int | None, now: int) -> Json | None:
+    def begin(
+        self, writer: str, spec: WriterSpec, version: int | None, now: int
+    ) -> outcomes.Outcome | None:
         latest = datafiles.latest_version(self.root)
         if version is not None and version != latest:
             raise Unsupported("the Spark path reads the latest snapshot when it starts")
         self.writers[writer] = _Writer(spec, latest >= 0)
         return None
 
-    def read(self, writer: str, read: Json) -> None:
+    def read(self, writer: str, read: Read) -> None:
         self.writers[writer].reads.append(read)
 
-    def stage(self, writer: str, actions: Sequence[Json], now: int) -> None:
+    def stage(self, writer: str, actions: Sequence[staged.Action], now: int) -> None:
         state = self.writers[writer]
         intent = ops.Intent.of(state.spec, state.reads, actions)
         snapshot = self._snapshot() if state.exists else None
@@ -273,7 +272,7 @@ class SparkAdapter:
             frame, "errorifexists", dict(create.configuration), list(create.partition_columns)
         )
 
-    def commit(self, writer: str, now: int) -> Json:
+    def commit(self, writer: str, now: int) -> outcomes.Outcome:
         state = self.writers[writer]
         run, translation = state.run, state.translation
         assert run is not None and translation is not None
@@ -282,18 +281,18 @@ class SparkAdapter:
             return self._outcome(run.error)
         landed = getattr(run.result, "version", None)
         if landed is None:
-            return {"skipped": True}
+            return outcomes.SKIPPED
         for alias, old in translation.aliases.items():
             self.catalog.add_alias(landed, alias, old)
-        return {"committed": landed, "commit_info": datafiles.commit_info(self.root, landed)}
+        return outcomes.Committed(landed, datafiles.commit_info(self.root, landed))
 
-    def _outcome(self, error: BaseException) -> Json:
-        return outcome_of(error)
+    def _outcome(self, error: BaseException) -> outcomes.Outcome:
+        return wire.outcome_from_wire(outcome_of(error))
 
-    def try_write(self, writer: str, now: int) -> Json:
+    def try_write(self, writer: str, now: int) -> outcomes.Outcome:
         raise Unsupported("the Spark path runs its commit loop to the end")
 
-    def resolve(self, writer: str) -> Json:
+    def resolve(self, writer: str) -> outcomes.Outcome:
         raise Unsupported("the Spark path runs its commit loop to the end")
 
     def checkpoint(self, version: int, now: int) -> None:
@@ -316,11 +315,11 @@ class SparkAdapter:
             files,
         )
 
-    def snapshot(self, version: int | None = None) -> Json:
+    def snapshot(self, version: int | None = None) -> TableSnapshot:
         snapshot = self._snapshot(version)
         if snapshot is None:
-            return {"version": -1} if version in (None, -1) else {}
-        return datafiles.snapshot_json(self._info(snapshot), self.catalog)
+            return NO_TABLE if version in (None, -1) else NO_SNAPSHOT
+        return datafiles.table_snapshot(self._info(snapshot), self.catalog)
 
     def checkpoints(self) -> tuple[int, ...]:
         return datafiles.checkpoint_versions(self.root)

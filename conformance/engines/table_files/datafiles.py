@@ -37,8 +37,10 @@ from deltaspec.impl.log.names import commit_name
 from deltaspec.impl.snapshot.delta_log import DeltaLog
 from deltaspec.impl.table.releases import CURRENT
 
+from ...harness import actions as staged
 from ...harness.adapter import Json, TableSetup, Unsupported
 from ...harness.scenarios import schema_string
+from ...harness.snapshots import TableSnapshot
 from ..operations import (
     FILE_COLUMN,
     ROW_COLUMN,
@@ -167,14 +169,13 @@ class Catalog:
     app_ids: set[str] = field(default_factory=set)
     """Every application id the scenario names (engines answer per id)."""
 
-    def learn(self, actions: Iterable[Json]) -> None:
+    def learn(self, actions: Iterable[staged.Action]) -> None:
         """Remember the files and app ids of scenario actions."""
         for action in actions:
-            if "add" in action:
-                add = action["add"]
-                self.partitions.setdefault(add["path"], add.get("partitionValues", {}))
-            if "txn" in action:
-                self.app_ids.add(action["txn"]["appId"])
+            if isinstance(action, staged.Add):
+                self.partitions.setdefault(action.path, action.partition_values)
+            if isinstance(action, staged.Txn):
+                self.app_ids.add(action.app_id)
 
     def name(self, rows: frozenset[str], version: int) -> frozenset[str]:
         """The scenario files a data file's rows are at ``version``."""
@@ -244,12 +245,7 @@ def materialize(root: Path, setup: TableSetup) -> Catalog:
     if setup.table is not None:
         columns = setup.table.get("partition_columns", [])
         catalog.learn(
-            {
-                "add": {
-                    "path": f["path"],
-                    "partitionValues": f.get("partition", dict.fromkeys(columns)),
-                }
-            }
+            staged.Add(path=f["path"], partition_values=f.get("partition", dict.fromkeys(columns)))
             for f in setup.table.get("files", [])
         )
         catalog.app_ids.update(setup.table.get("app_txns", {}))
@@ -344,25 +340,24 @@ def names_with_duplicates(files: Sequence[DataFile]) -> list[str]:
     return sorted({n for f in files for n in f.names}) + sorted(extra)
 
 
-def snapshot_json(info: TableInfo, catalog: Catalog) -> Json:
-    """The scenario snapshot shape (spec/scenarios.md "Expected snapshot") of an engine's table:
-    ``files`` are the scenario files of the live rows; no tombstones (physical files have none)."""
+def table_snapshot(info: TableInfo, catalog: Catalog) -> TableSnapshot:
+    """The snapshot (spec/scenarios.md "Expected snapshot") of an engine's table: ``files`` are
+    the scenario files of the live rows; no tombstones (physical files have none), no domains
+    when the engine's reader cannot list them."""
     schema = json.loads(info.schema_json)
     hidden = {FILE_COLUMN, ROW_COLUMN}
     schema["fields"] = [f for f in schema.get("fields", []) if f["name"] not in hidden]
     files = data_files(info, catalog)
-    out: Json = {
-        "version": info.version,
-        "files": names_with_duplicates(files),
-        "app_txns": dict(sorted(info.app_txns.items())),
-        "properties": dict(info.configuration),
-        "schema": json.dumps(schema, separators=(",", ":")),
-        "partition_columns": list(info.partition_columns),
-        "protocol": info.protocol,
-    }
-    if info.domains is not None:
-        out["domains"] = dict(sorted(info.domains.items()))
-    return out
+    return TableSnapshot(
+        version=info.version,
+        files=tuple(names_with_duplicates(files)),
+        app_txns=dict(sorted(info.app_txns.items())),
+        domains=None if info.domains is None else dict(sorted(info.domains.items())),
+        properties=dict(info.configuration),
+        schema=json.dumps(schema, separators=(",", ":")),
+        partition_columns=tuple(info.partition_columns),
+        protocol=staged.Protocol.of(info.protocol) if info.protocol else None,
+    )
 
 
 def latest_version(root: Path) -> int:

@@ -4,6 +4,9 @@ for the engines that take a table as files (delta-spark, delta-rs, our Spark pat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from deltaspec.impl.actions import (
     Action,
     AddCDCFile,
@@ -18,24 +21,25 @@ from deltaspec.impl.actions import (
 )
 from deltaspec.impl.snapshot.state import Snapshot
 
+from ...harness import actions as staged
 from ...harness.adapter import Json
 from ...harness.scenarios import schema_string
 
 TABLE_ID = "00000000-0000-0000-0000-000000000000"
+DEFAULT_PROTOCOL = {"minReaderVersion": 1, "minWriterVersion": 2}
 
 
-def _protocol(data: Json) -> Protocol:
-    readers, writers = data.get("readerFeatures"), data.get("writerFeatures")
+def _protocol(data: staged.Protocol) -> Protocol:
+    readers, writers = data.reader_features, data.writer_features
     return Protocol(
-        data["minReaderVersion"],
-        data["minWriterVersion"],
+        data.min_reader_version,
+        data.min_writer_version,
         None if readers is None else tuple(readers),
         None if writers is None else tuple(writers),
     )
 
 
-def _dv(data: Json) -> DeletionVector | None:
-    dv = data.get("deletionVector")
+def _dv(dv: Mapping[str, Any] | None) -> DeletionVector | None:
     if not dv:
         return None
     return DeletionVector(
@@ -47,80 +51,71 @@ def _dv(data: Json) -> DeletionVector | None:
     )
 
 
-def _remove(body: Json, snapshot: Snapshot | None, now: int) -> RemoveFile:
+def _remove(data: staged.Remove, snapshot: Snapshot | None, now: int) -> RemoveFile:
     """A remove; without ``partitionValues`` it takes those of the live file it removes."""
-    values = body.get("partitionValues")
+    values = data.partition_values
     if values is None and snapshot is not None:
-        live = next((f for f in snapshot.files.values() if f.path == body["path"]), None)
+        live = next((f for f in snapshot.files.values() if f.path == data.path), None)
         values = None if live is None else live.partition_values
     return RemoveFile(
-        body["path"],
-        body.get("deletionTimestamp", now),
-        body.get("dataChange", True),
+        data.path,
+        now if data.deletion_timestamp is None else data.deletion_timestamp,
+        data.data_change,
         None,
-        values,
-        body.get("size"),
-        deletion_vector=_dv(body),
+        None if values is None else dict(values),
+        data.size,
+        deletion_vector=_dv(data.deletion_vector),
     )
 
 
-def _metadata(body: Json, base: Metadata | None) -> Metadata:
+def _metadata(data: staged.MetaData, base: Metadata | None) -> Metadata:
     """A metaData action; what it leaves out is the table's current metadata (or the default)."""
-    schema = schema_string(body["schema"]) if "schema" in body else body.get("schemaString")
+    schema = schema_string(data.schema) if data.schema is not None else data.schema_string
     return Metadata(
-        id=body.get("id", base.id if base else TABLE_ID),
+        id=data.kept("id", base.id if base else TABLE_ID),
         schema_string=schema or (base.schema_string if base else schema_string([])),
-        partition_columns=tuple(
-            body.get("partitionColumns", base.partition_columns if base else ())
-        ),
-        configuration=dict(body["configuration"])
-        if "configuration" in body
+        partition_columns=data.kept("partition_columns", base.partition_columns if base else ()),
+        configuration=dict(data.configuration)
+        if data.configuration is not None
         else dict(base.configuration)
         if base
         else {},
-        name=body.get("name", base.name if base else None),
-        description=body.get("description", base.description if base else None),
-        created_time=body.get("createdTime", base.created_time if base else None),
+        name=data.kept("name", base.name if base else None),
+        description=data.kept("description", base.description if base else None),
+        created_time=data.kept("created_time", base.created_time if base else None),
     )
 
 
-def to_action(data: Json, snapshot: Snapshot | None, now: int) -> Action:
+def to_action(data: staged.Action, snapshot: Snapshot | None, now: int) -> Action:
     """One scenario action with the defaults of spec/scenarios.md."""
-    ((kind, body),) = data.items()
-    if kind == "add":
-        return AddFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("modificationTime", 0),
-            body.get("dataChange", True),
-            stats=body.get("stats"),
-            deletion_vector=_dv(body),
-            base_row_id=body.get("baseRowId"),
-            default_row_commit_version=body.get("defaultRowCommitVersion"),
-        )
-    if kind == "remove":
-        return _remove(body, snapshot, now)
-    if kind == "metaData":
-        return _metadata(body, None if snapshot is None else snapshot.metadata)
-    if kind == "protocol":
-        return _protocol(body)
-    if kind == "txn":
-        return SetTransaction(body["appId"], body["version"], body.get("lastUpdated"))
-    if kind == "domainMetadata":
-        return DomainMetadata(
-            body["domain"], body.get("configuration", ""), body.get("removed", False)
-        )
-    if kind == "cdc":
-        return AddCDCFile(
-            body["path"],
-            dict(body.get("partitionValues", {})),
-            body.get("size", 1),
-            body.get("dataChange", False),
-        )
-    if kind == "commitInfo":
-        return CommitInfo({"timestamp": now, **body})
-    raise ValueError(f"unknown action {kind!r}")
+    match data:
+        case staged.Add():
+            return AddFile(
+                data.path,
+                dict(data.partition_values),
+                data.size,
+                data.modification_time,
+                data.data_change,
+                stats=data.stats,
+                deletion_vector=_dv(data.deletion_vector),
+                base_row_id=data.base_row_id,
+                default_row_commit_version=data.default_row_commit_version,
+            )
+        case staged.Remove():
+            return _remove(data, snapshot, now)
+        case staged.MetaData():
+            return _metadata(data, None if snapshot is None else snapshot.metadata)
+        case staged.Protocol():
+            return _protocol(data)
+        case staged.Txn():
+            return SetTransaction(data.app_id, data.version, data.last_updated)
+        case staged.DomainMetadata():
+            return DomainMetadata(data.domain, data.configuration, data.removed)
+        case staged.Cdc():
+            return AddCDCFile(data.path, dict(data.partition_values), data.size, data.data_change)
+        case staged.CommitInfo():
+            return CommitInfo({"timestamp": now, **data.body()})
+    raise ValueError(f"unknown action {data!r}")
 
 
 def initial_commit(table: Json) -> list[Action]:
@@ -132,7 +127,7 @@ def initial_commit(table: Json) -> list[Action]:
         dict(table.get("properties", {})),
         created_time=0,
     )
-    protocol = _protocol(table.get("protocol", {"minReaderVersion": 1, "minWriterVersion": 2}))
+    protocol = _protocol(staged.Protocol.of(table.get("protocol", DEFAULT_PROTOCOL)))
     files = [
         AddFile(f["path"], dict(f.get("partition", {c: None for c in columns})), 1, 0, True)
         for f in table.get("files", [])

@@ -52,7 +52,7 @@ def _vector(expect, snapshot=None):
     ],
 )  # fmt: skip
 def test_verdicts_are_asymmetric(expected, actual, verdict):
-    result = classify(_vector({"A": expected}), RunResult({"A": actual}))
+    result = classify(_vector({"A": expected}), RunResult.of({"A": actual}))
     assert result.verdict is verdict
     assert result.fails(strict=False) == (verdict in {Verdict.UNSAFE, Verdict.WRONG})
     assert result.fails(strict=True) == (verdict is not Verdict.PASS)
@@ -60,7 +60,7 @@ def test_verdicts_are_asymmetric(expected, actual, verdict):
 
 def test_a_different_live_file_set_is_unsafe():
     vector = _vector({"A": {"committed": 1}}, {"files": ["a", "b"]})
-    assert classify(vector, RunResult({"A": {"committed": 1}}, {"files": ["a"]})).verdict is (
+    assert classify(vector, RunResult.of({"A": {"committed": 1}}, {"files": ["a"]})).verdict is (
         Verdict.UNSAFE
     )
 
@@ -191,5 +191,7 @@ def test_check_quick_writes_its_report(tmp_path):
 
 def test_a_missing_file_after_a_spurious_conflict_is_not_unsafe():
     vector = _vector({"A": {"committed": 1}}, {"files": ["a", "b"]})
-    result = classify(vector, RunResult({"A": {"conflict": "CONCURRENT_APPEND"}}, {"files": ["a"]}))
+    result = classify(
+        vector, RunResult.of({"A": {"conflict": "CONCURRENT_APPEND"}}, {"files": ["a"]})
+    )
     assert result.verdict is Verdict.SPURIOUS and len(result.details) == 2

@@ -169,11 +169,13 @@ def test_a_spurious_conflict_knock_on_is_not_also_wrong():
             "expect": {"A": {"committed": 1}},
             "expect_snapshot": {"version": 1, "files": ["a", "b"]}}  # fmt: skip
     vector = Scenario.of(data, "memory")
-    result = classify(vector, RunResult({"A": {"conflict": "CONCURRENT_APPEND"}},
+    result = classify(vector, RunResult.of({"A": {"conflict": "CONCURRENT_APPEND"}},
                                         {"version": 0, "files": ["a"]}))  # fmt: skip
     assert result.verdict is Verdict.SPURIOUS and not result.fails(strict=False)
     assert [f.get("knock_on", False) for f in result.failures] == [False, True, True]
-    lone = classify(vector, RunResult({"A": {"committed": 1}}, {"version": 0, "files": ["a", "b"]}))
+    lone = classify(
+        vector, RunResult.of({"A": {"committed": 1}}, {"version": 0, "files": ["a", "b"]})
+    )
     assert lone.verdict is Verdict.WRONG  # without a writer's divergence it is its own cause
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from deltaspec.conformance.engines.impl.adapter import ImplAdapter
 from deltaspec.conformance.engines.model.adapter import ModelAdapter
-from deltaspec.conformance.harness.adapter import Json
 from deltaspec.conformance.harness.judge import judge
+from deltaspec.conformance.harness.reads import Read
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import parse_scenario
 from deltaspec.conformance.oracle.catalog import BY_RULE, STAGE_NAMES
@@ -55,8 +55,8 @@ class ForgetsFilteredScans(ImplAdapter):
 
     name = "forgets-filtered-scans"
 
-    def read(self, writer: str, read: Json) -> None:
-        if "filter" not in read:
+    def read(self, writer: str, read: Read) -> None:
+        if read.filter is None:
             super().read(writer, read)
 
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis.stateful import RULE_MARKER
 
 from deltaspec.conformance.engines import operations as engine
+from deltaspec.conformance.harness.scenarios import Writer
 from deltaspec.conformance.oracle import machine
 from deltaspec.conformance.workload.alphabet import (
     ALPHABET,
@@ -84,8 +85,8 @@ def test_an_explored_writer_runs_as_its_kinds_engine_operation(kind: Kind) -> No
     op = Operation(kind, None if kind is Kind.SET_PROPERTIES else 0)
     spec = writer_spec(op, "w1-1", STATE)
     assert spec["operation"] == OPERATION_NAMES[kind]
-    intent = engine.Intent(spec["operation"], None, True, tuple(spec.get("reads", ())),
-                           tuple(spec["actions"]))  # fmt: skip
+    writer = Writer.of(spec)
+    intent = engine.Intent(spec["operation"], None, True, writer.reads, writer.actions)
     translation = engine.translate(intent, _view(STATE))
     assert isinstance(translation.operation, engine.ENGINE_OPERATIONS[kind])
 

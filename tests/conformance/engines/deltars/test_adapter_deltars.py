@@ -17,7 +17,10 @@ from deltaspec.conformance.engines.deltars.adapter import (
     DeltaRsAdapter,
     outcome_of,
 )
+from deltaspec.conformance.harness.actions import parse_action
 from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
+from deltaspec.conformance.harness.outcomes import Committed, Error, outcome_json
+from deltaspec.conformance.harness.reads import parse_read
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import (
     ExpectedSnapshot,
@@ -71,7 +74,9 @@ def _remove(path: str, **extra: Any) -> dict[str, Any]:
 
 
 def _translate(operation: str, reads: list[Any], actions: list[Any], view: ops.View = VIEW) -> Any:
-    return ops.translate(ops.Intent(operation, reads=tuple(reads), actions=tuple(actions)), view)
+    typed_reads = tuple(parse_read(r) for r in reads)
+    typed = tuple(parse_action(a) for a in actions)
+    return ops.translate(ops.Intent(operation, reads=typed_reads, actions=typed), view)
 
 
 @pytest.mark.rules("PREDICATE.PARTITION_ONLY", "TXN.READ_FILES")
@@ -215,21 +220,21 @@ def test_every_known_divergence_still_reproduces(entry, tmp_path):
 @pytest.mark.rules("CONFLICT.APPEND_MATCH", "TXN.READ_PREDICATES")
 def test_a_predicate_less_overwrite_keeps_a_concurrent_append(tmp_path):
     result = _run(SCENARIOS["deltars/overwrite-vs-blind-append"], tmp_path)
-    assert result.outcomes["loser"]["committed"] == 2
-    assert result.snapshot["files"] == ["new.parquet", "overwritten.parquet"]
+    assert outcome_json(result.outcomes["loser"])["committed"] == 2
+    assert result.snapshot.files == ("new.parquet", "overwritten.parquet")
 
 
 @pytest.mark.rules("CONFLICT.DELETE_READ", "CONFLICT.DELETE_DELETE")
 def test_concurrent_compactions_both_commit_and_duplicate_every_row(tmp_path):
     result = _run(SCENARIOS["deltars/concurrent-compactions"], tmp_path)
-    assert result.outcomes["loser"]["committed"] == 2
-    assert result.snapshot["files"].count("winner-compacted.parquet") == 3  # once + 2 copies
+    assert outcome_json(result.outcomes["loser"])["committed"] == 2
+    assert (result.snapshot.files or ()).count("winner-compacted.parquet") == 3  # once + 2 copies
 
 
 @pytest.mark.rules("PREDICATE.PARTITION_ONLY", "CONFLICT.APPEND_MATCH")
 def test_a_read_predicate_is_matched_on_file_statistics(tmp_path):
     result = _run(SCENARIOS["deltars/stats-read-predicate"], tmp_path)
-    assert result.outcomes["loser"]["committed"] == 2
+    assert outcome_json(result.outcomes["loser"])["committed"] == 2
 
 
 def test_outcomes_map_delta_rs_messages_to_kinds():
@@ -251,13 +256,15 @@ def test_writers_begin_at_old_versions_and_checkpoints_are_written(tmp_path):
     adapter.create(TableSetup(table=TABLE))
     for name, version in (("first", None), ("old", 0)):
         assert adapter.begin(name, WriterSpec(), version, 0) is None
-        adapter.stage(name, [_add(f"p=a/{name}.parquet")], 0)
-    assert adapter.commit("first", 1)["committed"] == 1
+        adapter.stage(name, [parse_action(_add(f"p=a/{name}.parquet"))], 0)
+    first = adapter.commit("first", 1)
+    assert isinstance(first, Committed) and first.version == 1
     assert adapter.writers["old"].read_version == 0
-    assert adapter.commit("old", 2)["committed"] == 2
+    old = adapter.commit("old", 2)
+    assert isinstance(old, Committed) and old.version == 2
     adapter.checkpoint(2, 3)
     assert adapter.checkpoints() == (2,)
     assert adapter.verify() == []
-    assert len(adapter.snapshot(0)["files"]) == 4 and len(adapter.snapshot()["files"]) == 6
-    assert adapter.begin("gone", WriterSpec(), 9, 0) == {"error": "VERSION_NOT_FOUND"}
+    assert len(adapter.snapshot(0).files or ()) == 4 and len(adapter.snapshot().files or ()) == 6
+    assert adapter.begin("gone", WriterSpec(), 9, 0) == Error("VERSION_NOT_FOUND")
     adapter.close()

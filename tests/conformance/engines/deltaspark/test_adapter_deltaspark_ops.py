@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from deltaspec.conformance.engines.deltaspark.ops import DeltaSparkOpsAdapter, engine_outcome
+from deltaspec.conformance.harness.actions import Add
 from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import load_scenarios
@@ -54,15 +55,15 @@ def test_a_paused_writer_is_held_before_its_commit_and_aborted_on_close(spark, t
     adapter.create(TableSetup(table=TABLE))
     before = set(threading.enumerate())
     adapter.begin("w", WriterSpec(), None, 0)
-    adapter.stage("w", [{"add": {"path": "p=a/w.parquet", "partitionValues": {"p": "a"}}}], 0)
+    adapter.stage("w", [Add(path="p=a/w.parquet", partition_values={"p": "a"})], 0)
     run = adapter.writers["w"].run
     assert run is not None and run.paused and run.thread.is_alive()
     written = list((tmp_path / "t" / "p=a").glob("part-*.parquet"))
     assert written, "the command wrote its data file before pausing"
-    assert adapter.snapshot()["version"] == 0  # nothing committed while paused
+    assert adapter.snapshot().version == 0  # nothing committed while paused
     adapter.close()
     assert not run.thread.is_alive() and set(threading.enumerate()) <= before
-    assert adapter.snapshot()["version"] == 0
+    assert adapter.snapshot().version == 0
     spark.range(1).write.format("delta").save(str(tmp_path / "after"))  # no observer left over
     with pytest.raises(Unsupported, match="latest snapshot"):
         adapter.begin("old", WriterSpec(), -1, 0)

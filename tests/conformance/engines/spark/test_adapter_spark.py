@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from deltaspec.conformance.engines.spark.adapter import SparkAdapter
+from deltaspec.conformance.harness.actions import Add
 from deltaspec.conformance.harness.adapter import Capability, TableSetup, Unsupported, WriterSpec
 from deltaspec.conformance.harness.runner import run_scenario
 from deltaspec.conformance.harness.scenarios import load_scenarios
@@ -55,11 +56,11 @@ def test_a_writer_that_never_commits_is_aborted_and_its_thread_joined(spark, tmp
     adapter.create(TableSetup(table=TABLE))
     before = set(threading.enumerate())
     adapter.begin("w", WriterSpec(), None, 0)
-    adapter.stage("w", [{"add": {"path": "p=a/w.parquet", "partitionValues": {"p": "a"}}}], 0)
+    adapter.stage("w", [Add(path="p=a/w.parquet", partition_values={"p": "a"})], 0)
     run = adapter.writers["w"].run
     assert run is not None and run.paused.is_set() and run.thread in set(threading.enumerate())
     adapter.close()
     assert not run.thread.is_alive() and set(threading.enumerate()) <= before
-    assert adapter.snapshot()["version"] == 0
+    assert adapter.snapshot().version == 0
     with pytest.raises(Unsupported, match="latest snapshot"):
         adapter.begin("old", WriterSpec(), -1, 0)
