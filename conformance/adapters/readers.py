@@ -25,7 +25,7 @@ from deltaspec.impl.snapshot.delta_log import DeltaLog
 from ..harness.adapter import protocol_json
 from ..harness.reading import ReadFailure as ReadFailure
 from ..harness.reading import TableReader as TableReader
-from .deltaspark_jvm import delta_log, java_view, jvm, scala_none
+from .deltaspark_jvm import delta_log, java_throwable, java_view, jvm, scala_none
 from .impl import snapshot_json
 
 Json = dict[str, Any]
@@ -590,9 +590,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 
 def _read_failure(error: Exception) -> ReadFailure:
-    from .deltaspark import _java_throwable
-
-    text = str(_java_throwable(error) or error)
+    text = str(java_throwable(error) or error)
     return ReadFailure(_deltaspark_kind(text), text[:800])
 
 

@@ -17,7 +17,7 @@ from .errors import ChecksumMismatch, EngineNotFetched, NotPinned
 from .pins import EnginePin
 
 CACHE_ENV = "DELTASPEC_CACHE"
-BRIDGE = Path(__file__).resolve().parents[1] / "bridge" / "examples" / "deltaspark_bridge.py"
+BRIDGE = Path(__file__).resolve().parents[1] / "adapters" / "deltaspark_bridge.py"
 """The spec-only bridge that drives each engine in its own process (``cmd:`` protocol)."""
 
 
