@@ -65,7 +65,9 @@ class DeltaSparkAdapter(BridgeAdapter):
     releases = frozenset({RELEASE})
     """The one release this engine runs (the oracle draws only it)."""
     wall_clock = True
-    """Tombstone expiry and the files' times follow the engine's clock, not the vector's."""
+    """The oracle leaves commit timestamps and tombstones out of its comparison with the model:
+    kept from when this engine ran on the wall clock (the bridge's ManualClock follows the
+    steps; the comparison without is not measured yet)."""
 
     def __init__(self, root: Path, session: Any | None = None) -> None:
         self.spark = session if session is not None else delta_session()

@@ -602,6 +602,7 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
         "app_txns": txns,
         "properties": metadata.get("configuration") or {},
         "partition_columns": metadata.get("partitionColumns") or [],
+        "schema": metadata.get("schemaString"),
         "protocol": protocol,
         "domains": {},  # before 3.0.0 a snapshot keeps no domain metadata (the lines are ignored)
     }
@@ -615,16 +616,16 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
 
 
 def live_files(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
-    """``files`` and ``row_ids``: ``[null, null]`` for every file where the release's AddFile
-    has no row tracking fields (before 3.0.0)."""
+    """``files``, their ``stats`` (the JSON text, or null) and ``row_ids``: ``[null, null]`` for
+    every file where the release's AddFile has no row tracking fields (before 3.0.0)."""
     frame = snapshot.allFiles()
-    if "baseRowId" not in list(frame.columns()):
-        paths = sorted(jvm.rows(frame, "path"))
-        return {"files": paths, "row_ids": {path: [None, None] for path in paths}}
-    files = jvm.records(frame, "path", "baseRowId", "defaultRowCommitVersion")
+    tracked = "baseRowId" in list(frame.columns())
+    row_ids = ("baseRowId", "defaultRowCommitVersion") if tracked else ()
+    files = sorted(jvm.records(frame, "path", "stats", *row_ids), key=lambda r: r[0])
     return {
-        "files": sorted(path for path, _, _ in files),
-        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
+        "files": [f[0] for f in files],
+        "stats": {f[0]: f[1] for f in files},
+        "row_ids": {f[0]: [f[2], f[3]] if tracked else [None, None] for f in files},
     }
 
 
