@@ -60,8 +60,9 @@ class Divergence(AssertionError):
 
 def outcome_view(outcome: Json) -> Json:
     """What must agree between adapters: the outcome kind and its version, plus the
-    commitInfo fields every implementation writes the same way."""
-    view = {k: v for k, v in outcome.items() if k != "commit_info"}
+    commitInfo fields every implementation writes the same way (not the engine's own words: a
+    bridge's conflict or error may carry a ``message``, spec/bridge/response.schema.json)."""
+    view = {k: v for k, v in outcome.items() if k not in ("commit_info", "message")}
     if "commit_info" in outcome:
         info = outcome["commit_info"]
         view["commit_info"] = {k: info.get(k) for k in COMMIT_INFO_KEYS}
