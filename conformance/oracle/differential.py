@@ -63,9 +63,10 @@ class Divergence(AssertionError):
 
 def outcome_view(typed: Outcome) -> Json:
     """What must agree between adapters: the outcome kind and its version, plus the
-    commitInfo fields every implementation writes the same way (in the vectors' JSON)."""
+    commitInfo fields every implementation writes the same way (not the engine's own words: a
+    bridge's conflict or error may carry a ``message``, spec/bridge/response.schema.json)."""
     outcome = outcome_json(typed)
-    view = {k: v for k, v in outcome.items() if k != "commit_info"}
+    view = {k: v for k, v in outcome.items() if k not in ("commit_info", "message")}
     if "commit_info" in outcome:
         info = outcome["commit_info"]
         view["commit_info"] = {k: info.get(k) for k in COMMIT_INFO_KEYS}

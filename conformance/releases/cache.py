@@ -2,7 +2,7 @@
 
 - ``$DELTASPEC_CACHE`` (else ``~/.cache/deltaspec``) is the cache root;
 - ``<cache>/delta-spark/<release>/jars/*.jar``: the delta jars Spark does not ship, the shape
-  ``deltaspark_bridge.py --delta-spark DIR`` reads;
+  ``engines/deltaspark/bridge.py --delta-spark DIR`` reads;
 - ``<cache>/pyspark/<pyspark-version>/``: a venv holding that pyspark and its py4j only.
 """
 
@@ -17,7 +17,7 @@ from .errors import ChecksumMismatch, EngineNotFetched, NotPinned
 from .pins import EnginePin
 
 CACHE_ENV = "DELTASPEC_CACHE"
-BRIDGE = Path(__file__).resolve().parents[1] / "bridge" / "examples" / "deltaspark_bridge.py"
+BRIDGE = Path(__file__).resolve().parents[1] / "engines" / "deltaspark" / "bridge.py"
 """The spec-only bridge that drives each engine in its own process (``cmd:`` protocol)."""
 
 

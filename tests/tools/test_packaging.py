@@ -55,7 +55,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
         "deltaspec/model/machine.py",
         "deltaspec/impl/__init__.py",
         "deltaspec/conformance/engines/model/adapter.py",
-        "deltaspec/conformance/bridge/examples/deltaspark_bridge.py",
+        "deltaspec/conformance/engines/deltaspark/bridge.py",
         "deltaspec/conformance/bridge/examples/deltars_read_table.py",
         "deltaspec/conformance/bridge/examples/java/DeltaKernelBridge.java",
         "deltaspec/conformance/bridge/examples/java/KernelWrites.java",
@@ -84,7 +84,7 @@ def test_the_release_build_is_warning_free_and_ships_spec_and_example_bridges(
     assert "deltaspec/conformance/workload/matrix_vectors.py" in names
     with tarfile.open(sdist) as tar:
         in_sdist = tar.getnames()
-    assert f"{sdist.name[:-7]}/conformance/bridge/examples/deltaspark_bridge.py" in in_sdist
+    assert f"{sdist.name[:-7]}/conformance/engines/deltaspark/bridge.py" in in_sdist
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/java/DeltaKernelBridge.java" in in_sdist
     assert f"{sdist.name[:-7]}/spark/jvm/DeltaspecSource.java" in in_sdist
     assert f"{sdist.name[:-7]}/conformance/bridge/examples/rust/src/main.rs" in in_sdist

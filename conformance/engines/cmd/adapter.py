@@ -8,7 +8,7 @@ import json
 import shlex
 import subprocess
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from ...harness.actions import Action
 from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec
@@ -28,6 +28,60 @@ class BridgeError(Exception):
 
 class BridgeStartError(BridgeError):
     """The program could not be run, or did not answer ``hello`` as spec/bridge.md says."""
+
+
+class BridgeProtocolError(BridgeError):
+    """A line that is not a response to the request sent: the program cannot be trusted with
+    the next request (the pipe's driver restarts it)."""
+
+
+HELLO: Json = {"protocol": PROTOCOL}
+"""The params of the ``hello`` request."""
+
+
+def request_line(ident: int, method: str, params: Json) -> str:
+    """An adapter call as the protocol's request line (without its newline): the one way a
+    request is written, over a pipe (BridgeProcess) or to a bridge hosted in process."""
+    return json.dumps({"id": ident, "method": method, "params": params})
+
+
+def result_of(line: str, ident: int, method: str, program: str) -> Any:
+    """The response line to request ``ident`` as the adapter call's result: the one way a
+    response is read. ``UNSUPPORTED`` raises Unsupported (the vector is skipped), any other error
+    kind BridgeError; a line that is not JSON or answers another request BridgeProtocolError."""
+    try:
+        response = json.loads(line)
+    except json.JSONDecodeError:
+        raise BridgeProtocolError(f"{program} wrote a line that is not JSON: {line!r}") from None
+    if not isinstance(response, dict) or response.get("id") != ident:
+        raise BridgeProtocolError(f"{program} answered {line!r} to request {ident}")
+    if "error" in response:
+        failure = response["error"]
+        if failure.get("kind") == "UNSUPPORTED":
+            raise Unsupported(failure.get("message", method))
+        raise BridgeError(f"{method}: {failure.get('kind')}: {failure.get('message')}")
+    return response.get("result")
+
+
+def handshake(hello: Any) -> tuple[str | None, frozenset[Capability]]:
+    """The name and the known capabilities of a ``hello`` answer; BridgeError when it does not
+    speak this protocol (unknown capability names are ignored, spec/bridge.md)."""
+    if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
+        raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
+    known = {c.value for c in Capability}
+    declared = [c for c in hello.get("capabilities", []) if c in known]
+    name = hello.get("name")
+    return (None if name is None else str(name)), frozenset(Capability(c) for c in declared)
+
+
+class Channel(Protocol):
+    """Where a BridgeAdapter's requests go: a program over a pipe (BridgeProcess) or a bridge
+    hosted in this process (adapters/deltaspark.py), both through request_line and result_of."""
+
+    name: str
+    capabilities: frozenset[Capability]
+
+    def request(self, method: str, params: Json | None = None) -> Any: ...
 
 
 class BridgeProcess:
@@ -53,19 +107,14 @@ class BridgeProcess:
                     bufsize=1,
                 )
                 self._next_id = 0
-                hello = self._exchange("hello", {"protocol": PROTOCOL})
-                if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
-                    raise BridgeError(f"its hello answer does not speak {PROTOCOL}: {hello!r}")
-                known = {c.value for c in Capability}
-                declared = [c for c in hello.get("capabilities", []) if c in known]
-                self.capabilities = frozenset(Capability(c) for c in declared)
+                name, self.capabilities = handshake(self._exchange("hello", HELLO))
             except (OSError, BridgeError, ValueError) as error:
                 self.stop()
                 raise BridgeStartError(
                     f"the bridge program {shlex.join(self.command)!r} did not start: {error} "
                     f"(spec/bridge.md: it must answer the hello request on stdout)"
                 ) from error
-            self.name = f"cmd:{hello.get('name', self.command[0])}"
+            self.name = f"cmd:{name or self.command[0]}"
         return self._process
 
     def request(self, method: str, params: Json | None = None) -> Any:
@@ -77,7 +126,7 @@ class BridgeProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         ident = self._next_id
         self._next_id += 1
-        request = json.dumps({"id": ident, "method": method, "params": params})
+        request = request_line(ident, method, params)
         try:
             process.stdin.write(request + "\n")
             process.stdin.flush()
@@ -92,21 +141,10 @@ class BridgeProcess:
             self.stop()
             raise BridgeError(f"{self.command[0]} exited (code {code}) during {method}")
         try:
-            response = json.loads(line)
-        except json.JSONDecodeError:
+            return result_of(line, ident, method, self.command[0])
+        except BridgeProtocolError:
             self.stop()
-            raise BridgeError(
-                f"{self.command[0]} wrote a line that is not JSON: {line!r}"
-            ) from None
-        if not isinstance(response, dict) or response.get("id") != ident:
-            self.stop()
-            raise BridgeError(f"{self.command[0]} answered {line!r} to request {ident}")
-        if "error" in response:
-            failure = response["error"]
-            if failure.get("kind") == "UNSUPPORTED":
-                raise Unsupported(failure.get("message", method))
-            raise BridgeError(f"{method}: {failure.get('kind')}: {failure.get('message')}")
-        return response.get("result")
+            raise
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -121,12 +159,14 @@ class BridgeProcess:
 
 
 class BridgeAdapter:
-    """The Adapter protocol over a BridgeProcess (one table per create … close): typed values
-    out and back through harness/wire.py."""
+    """The Adapter protocol over a bridge (one table per create … close): each method is one
+    request, typed values out and back through harness/wire.py; a BridgeProcess is started first,
+    so that its name and capabilities are known."""
 
-    def __init__(self, process: BridgeProcess) -> None:
+    def __init__(self, process: Channel) -> None:
         self.process = process
-        process._start()
+        if isinstance(process, BridgeProcess):
+            process._start()
         self.name = process.name
         self.capabilities = process.capabilities
 

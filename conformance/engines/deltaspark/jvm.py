@@ -52,3 +52,12 @@ def checkpoint(spark: SparkSession, path: str, version: int) -> None:
     """delta-spark writes the checkpoint of ``version`` of the table at ``path``."""
     log, none = delta_log(spark, path), scala_none(spark)
     log.checkpoint(log.getSnapshotAt(version, none, none, False), none)
+
+
+def java_throwable(error: BaseException) -> Any | None:
+    """The Java exception behind a py4j or PySpark exception, if any."""
+    for attribute in ("java_exception", "_origin"):
+        throwable = getattr(error, attribute, None)
+        if throwable is not None:
+            return throwable
+    return None

@@ -232,7 +232,7 @@ class DeltaSparkOpsAdapter(SparkAdapter):
     # The commands, each a delta-spark API call.
 
     def _table(self) -> Any:
-        from delta.tables import DeltaTable
+        from delta.tables import DeltaTable  # lazy: delta-spark's Python package is optional
 
         return DeltaTable.forPath(self.spark, self.path)
 

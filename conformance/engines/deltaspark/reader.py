@@ -11,8 +11,7 @@ import pyarrow as pa
 
 from ...harness.adapter import Json
 from ...harness.reading import ReadFailure
-from .adapter import _java_throwable
-from .jvm import delta_log, java_view, jvm, scala_none
+from .jvm import delta_log, java_throwable, java_view, jvm, scala_none
 from .session import delta_session
 
 SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
@@ -130,7 +129,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 
 def _read_failure(error: Exception) -> ReadFailure:
-    text = str(_java_throwable(error) or error)
+    text = str(java_throwable(error) or error)
     return ReadFailure(_deltaspark_kind(text), text[:800])
 
 

@@ -109,7 +109,7 @@ def import_python_api(home: DeltaSparkHome) -> None:
     if home.python is not None and str(home.python) not in sys.path:
         sys.path.insert(0, str(home.python))
     try:
-        import delta.tables  # noqa: F401
+        import delta.tables  # noqa: F401  # lazy: delta-spark's Python package is optional
     except ImportError as error:
         raise DeltaSparkUnavailable(
             f"delta-spark's Python package is not importable ({error}); "
@@ -132,8 +132,8 @@ def delta_session(
     Raises ``DeltaSparkUnavailable`` when the engine cannot be found, or when a session without
     delta-spark is already running in this process.
     """
-    from deltaspec.spark.s3a import with_jars
-    from deltaspec.spark.session import local_session
+    from deltaspec.spark.s3a import with_jars  # lazy: pyspark is optional
+    from deltaspec.spark.session import local_session  # lazy: pyspark is optional
 
     home = locate(location)
     import_python_api(home)
@@ -156,7 +156,7 @@ def quiet(session: Any) -> None:
     Java stack; Spark would also print each one, stack and all, to the console."""
     session.sparkContext.setLogLevel("OFF")
     try:
-        from pyspark.logger import PySparkLogger
+        from pyspark.logger import PySparkLogger  # lazy: pyspark is optional
     except ImportError:  # pyspark before 4.0 has no structured query-context loggers
         return
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
@@ -168,7 +168,7 @@ def has_delta(session: Any) -> bool:
     extensions = session.conf.get("spark.sql.extensions", "") or ""
     if "io.delta.sql.DeltaSparkSessionExtension" not in extensions:
         return False
-    from py4j.java_gateway import JavaClass
+    from py4j.java_gateway import JavaClass  # lazy: pyspark is optional
 
     # spark.jars live in Spark's class loader, which py4j's JVM view searches (Class.forName
     # on the system loader would not see them)

@@ -112,9 +112,7 @@ def test_pinned_release_runs_the_bridge_in_its_own_venv(tmp_path, monkeypatch):
     python = tmp_path / "cache" / "pyspark" / "4.2.1" / "bin" / "python"
     assert bridge_command("deltaspark@9.9.0") == [
         str(python),
-        str(
-            Path(__file__).resolve().parents[3] / "conformance/bridge/examples/deltaspark_bridge.py"
-        ),
+        str(Path(__file__).resolve().parents[3] / "conformance/engines/deltaspark/bridge.py"),
         "--delta-spark",
         str(home),
     ]

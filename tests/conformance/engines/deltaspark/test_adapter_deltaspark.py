@@ -1,4 +1,5 @@
-"""Live delta-spark 4.4.0 (the in-process deltaspark adapter) and spec/data/verified_live.json.
+"""Live delta-spark 4.4.0 (the in-process deltaspark adapter: the spec-only bridge's handlers hosted
+in process) and spec/data/verified_live.json.
 
 The record holds every vector's verdict on the engine, from a full run or from a run of the
 vectors added or changed since (``python -m deltaspec.conformance.tools.verified_live record``).
@@ -17,11 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaspec.conformance.engines.deltaspark.adapter import (
-    DeltaSparkAdapter,
-    outcome_of,
-    predicate_sql,
-)
+from deltaspec.conformance.engines.deltaspark import bridge as driver
+from deltaspec.conformance.engines.deltaspark.adapter import DeltaSparkAdapter
 from deltaspec.conformance.engines.deltaspark.session import RELEASE
 from deltaspec.conformance.harness.logvectors import load_log_vectors
 from deltaspec.conformance.harness.scenarios import Resolve, Scenario, TryWrite, load_scenarios
@@ -158,33 +156,35 @@ def test_known_issues_name_existing_vectors_and_only_the_spec_excuses_unsafe() -
 @pytest.mark.rules("PREDICATE.LANGUAGE", "PREDICATE.TYPING")
 def test_predicates_render_as_spark_sql_typed_by_column() -> None:
     types = {"p": "string", "n": "integer", "d": "date", "t": "timestamp"}
-    assert predicate_sql(["=", "p", "a'b"], types) == "(`p` = 'a\\'b')"
-    assert predicate_sql(["in", "n", [1, 2]], types) == "(`n` IN (1, 2))"
-    assert predicate_sql(["and", ["=", "d", "2024-01-31"], ["is_null", "t"]], types) == (
-        "((`d` = DATE'2024-01-31') AND (`t` IS NULL))"
+    sql = driver.predicate_sql
+    assert sql(["=", "p", "a'b"], types) == "(`p` = CAST('a\\'b' AS STRING))"
+    assert sql(["in", "n", [1, 2]], types) == "(`n` IN (CAST(1 AS INT), CAST(2 AS INT)))"
+    assert sql(["and", ["=", "d", "2024-01-31"], ["is_null", "t"]], types) == (
+        "((`d` = CAST('2024-01-31' AS DATE)) AND (`t` IS NULL))"
     )
-    assert predicate_sql(["not", ["!=", "n", None]], types) == "(NOT (`n` <> NULL))"
+    assert sql(["not", ["!=", "n", None]], types) == "(NOT (`n` <> NULL))"
+    assert sql(["<", "x", 1], types) == "(`x` < 1)"  # no column type: the literal as written
 
 
-@pytest.mark.spark
 @pytest.mark.rules("CONFLICT.KINDS")
-def test_conflict_exceptions_map_to_the_kinds_of_spec_data(spark) -> None:
+def test_the_bridge_maps_conflicts_as_spec_data_names_them(tmp_path: Path) -> None:
+    """The bridge is written from spec/ alone: its table of delta-spark's conflict exceptions is
+    spec/data/conflict_kinds.json's, and a conflict's winner is the version the message states or,
+    when it quotes the winning commitInfo instead, the commit in the log that has it."""
     kinds = json.loads(
         (Path(__file__).resolve().parents[3] / "spec" / "data" / "conflict_kinds.json").read_text()
     )["conflicts"]
-    from delta.exceptions import ConcurrentAppendException, ConcurrentDeleteReadException
-
-    append = outcome_of(ConcurrentAppendException("x committed at version 7. y", "", None))
-    assert append == {"conflict": "CONCURRENT_APPEND", "winner": 7}
-    assert kinds["CONCURRENT_APPEND"]["exception"].endswith("ConcurrentAppendException")
-    delete_read = outcome_of(ConcurrentDeleteReadException("no version here", "", None))
-    # no version in the message: the adapter looks the winner up in the log (None: none quoted)
-    assert delete_read == {
-        "conflict": "CONCURRENT_DELETE_READ",
-        "winning_commit": None,
-        "winning_domain": None,
-    }
-    assert outcome_of(ValueError("not from the engine")) is None
+    named = {entry["exception"].rsplit(".", 1)[-1]: kind for kind, entry in kinds.items()}
+    assert named == driver.CONFLICTS
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    for version, txn_id in ((1, "a"), (2, "b")):
+        info = {"timestamp": version, "operation": "WRITE", "txnId": txn_id}
+        (log / f"{version:020d}.json").write_text(json.dumps({"commitInfo": info}) + "\n")
+    assert driver.winner_version("x committed at version 7. y", log, 0) == 7
+    quoted = 'Conflicting commit: {"timestamp":2,"operation":"WRITE","txnId":"b"}'
+    assert driver.winner_version(quoted, log, 0) == 2
+    assert driver.winner_version("no version here", log, 0) == 1  # the first after the read
 
 
 @pytest.mark.spark

@@ -1,7 +1,7 @@
 """A bridge to LIVE delta-spark, written from spec/ alone (it imports nothing of deltaspec).
 
     deltaspec conformance \\
-        --adapter "cmd:python conformance/bridge/examples/deltaspark_bridge.py" \\
+        --adapter "cmd:python conformance/engines/deltaspark/bridge.py" \\
         --suite scenarios       # or fixtures, logs
 
 It speaks ``deltaspec-bridge/1`` (spec/bridge.md, the messages of spec/bridge/*.schema.json) and
@@ -38,6 +38,11 @@ Where delta-spark comes from: ``--delta-spark DIR`` (a directory with ``jars/`` 
 ``python/``), ``--delta-spark maven:GROUP:ARTIFACT:VERSION`` (the published jar), else
 ``$DELTASPEC_DELTA_SPARK``, else published delta-spark 4.4.0 where ``deltaspec engines fetch 4.4.0``
 leaves it (``$DELTASPEC_CACHE/delta-spark/4.4.0``, the cache defaulting to ``~/.cache/deltaspec``).
+
+It is the one action-level driver of delta-spark: ``--adapter deltaspark@X.Y.Z`` runs this program
+in the release's own pyspark venv, and ``--adapter deltaspark`` hosts its ``Bridge`` in process on
+a running session (``Bridge.hosted``, ``respond``), so it must stay importable: nothing runs at
+import, and nothing of deltaspec is imported.
 """
 
 from __future__ import annotations
@@ -62,6 +67,10 @@ CAPABILITIES = [
     "actions", "checkpoint", "time_travel", "read_table", "read_table_timestamp", "log_cleanup",
     "checksums", "log_cleanup_by_retention",
 ]  # fmt: skip
+SESSION = {  # the delta-spark settings of every table driven here (runtime SQL confs)
+    "spark.databricks.delta.history.metricsEnabled": "false",  # a hand-driven commit has none
+    "spark.databricks.delta.snapshotPartitions": "2",  # a few files: not 50 tasks per replay
+}
 CONF = {  # scenarios.md `config` -> the delta-spark session setting
     "maxCommitAttempts": "spark.databricks.delta.maxCommitAttempts",
     "skipRecordingEmptyCommits": "spark.databricks.delta.skipRecordingEmptyCommits",
@@ -155,7 +164,7 @@ def delta_spark_source(argv: list[str]) -> str:
 
 
 def start_spark(source: str) -> Any:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # lazy: pyspark is the release venv's, found at run time
 
     builder = SparkSession.builder.master("local[2]").appName("deltaspark-bridge")
     if source.startswith("maven:"):
@@ -168,9 +177,8 @@ def start_spark(source: str) -> Any:
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.databricks.delta.history.metricsEnabled": "false",
         "spark.sql.shuffle.partitions": "2",
-        "spark.databricks.delta.snapshotPartitions": "2",
+        **SESSION,
     }
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -309,7 +317,7 @@ class Jvm:
         return [row[0] for row in self.records(dataset, column)]
 
     def records(self, dataset: Any, *columns: str) -> list[Any]:
-        from pyspark.sql import DataFrame
+        from pyspark.sql import DataFrame  # lazy: pyspark is the release venv's, found at run time
 
         return list(DataFrame(dataset.toDF(), self.spark).select(*columns).collect())
 
@@ -319,7 +327,11 @@ def java_failure(error: Exception) -> tuple[list[str], str] | None:
     # py4j's Py4JJavaError carries it as java_exception; PySpark's converted errors as _origin
     java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     if java is None:
-        return None
+        # delta-spark's Python package, when it is importable, converts its conflicts to
+        # delta.exceptions classes named as the Java ones, without the Java object
+        if not type(error).__module__.startswith("delta.exceptions"):
+            return None
+        return [c.__name__ for c in type(error).__mro__], str(error)
     names, cls = [], java.getClass()
     while cls is not None:
         names.append(cls.getSimpleName())
@@ -590,6 +602,7 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
         "app_txns": txns,
         "properties": metadata.get("configuration") or {},
         "partition_columns": metadata.get("partitionColumns") or [],
+        "schema": metadata.get("schemaString"),
         "protocol": protocol,
         "domains": {},  # before 3.0.0 a snapshot keeps no domain metadata (the lines are ignored)
     }
@@ -603,16 +616,16 @@ def snapshot_json(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
 
 
 def live_files(jvm: Jvm, snapshot: Any) -> dict[str, Any]:
-    """``files`` and ``row_ids``: ``[null, null]`` for every file where the release's AddFile
-    has no row tracking fields (before 3.0.0)."""
+    """``files``, their ``stats`` (the JSON text, or null) and ``row_ids``: ``[null, null]`` for
+    every file where the release's AddFile has no row tracking fields (before 3.0.0)."""
     frame = snapshot.allFiles()
-    if "baseRowId" not in list(frame.columns()):
-        paths = sorted(jvm.rows(frame, "path"))
-        return {"files": paths, "row_ids": {path: [None, None] for path in paths}}
-    files = jvm.records(frame, "path", "baseRowId", "defaultRowCommitVersion")
+    tracked = "baseRowId" in list(frame.columns())
+    row_ids = ("baseRowId", "defaultRowCommitVersion") if tracked else ()
+    files = sorted(jvm.records(frame, "path", "stats", *row_ids), key=lambda r: r[0])
     return {
-        "files": sorted(path for path, _, _ in files),
-        "row_ids": {p: [base, commit] for p, base, commit in sorted(files, key=lambda r: r[0])},
+        "files": [f[0] for f in files],
+        "stats": {f[0]: f[1] for f in files},
+        "row_ids": {f[0]: [f[2], f[3]] if tracked else [None, None] for f in files},
     }
 
 
@@ -796,7 +809,10 @@ class Table:
         writer = self.writers[name]
         op = operation(self.jvm, writer.operation, self.jvm.seq([]), writer.txn.snapshot())
         if bool(op.changesData()) != changes_data:
-            raise Unsupported("delta-spark's operations fix changesData; it cannot be overridden")
+            raise Unsupported(
+                f"delta-spark's operations fix changesData ({writer.operation} changes data: "
+                f"{bool(op.changesData())}); no override to {changes_data}"
+            )
 
     def read(self, name: str, read: dict[str, Any]) -> None:
         writer, jvm = self.writer(name), self.jvm
@@ -912,6 +928,14 @@ class Bridge:
         default_factory=lambda: Path(tempfile.mkdtemp(prefix="deltaspark-bridge-"))
     )
 
+    @classmethod
+    def hosted(cls, spark: Any, scratch: Path) -> Bridge:
+        """The bridge on a SparkSession that is already running (delta-spark loaded), its tables
+        under ``scratch``: the handlers without the program around them."""
+        jvm = Jvm(spark)
+        scratch.mkdir(parents=True, exist_ok=True)
+        return cls("in-process", jvm, engine_release(jvm.jvm, "in-process"), scratch=scratch)
+
     @property
     def jvm(self) -> Jvm:
         if self.jvm_ is None:
@@ -932,7 +956,9 @@ class Bridge:
         jvm = self.jvm
         profile = setup.get("profile")
         if profile not in (None, NEWEST) and minor(profile) != minor(self.release):
-            raise Unsupported(f"this engine is delta-spark {self.release}, not {profile}")
+            raise Unsupported(
+                f"this engine is delta-spark {self.release}; this vector is for release {profile}"
+            )
         self.close()
         for key, setting in CONF.items():
             value = setup["config"].get(key)
@@ -1053,7 +1079,10 @@ class Bridge:
         raise BadRequest(f"unknown method {method!r}")
 
 
-def respond(bridge: Bridge, request: dict[str, Any]) -> dict[str, Any]:
+def respond(
+    bridge: Bridge, request: dict[str, Any], log: TextIO | None = sys.stderr
+) -> dict[str, Any]:
+    """The response to one request; the stack of an INTERNAL error goes to ``log``."""
     try:
         result = bridge.answer(request["method"], request.get("params") or {})
     except Unsupported as error:
@@ -1061,7 +1090,8 @@ def respond(bridge: Bridge, request: dict[str, Any]) -> dict[str, Any]:
     except (BadRequest, KeyError) as error:
         return {"id": request.get("id"), "error": {"kind": "BAD_REQUEST", "message": repr(error)}}
     except Exception as error:  # anything else fails the vector in progress, not the process
-        traceback.print_exc(file=sys.stderr)
+        if log is not None:
+            traceback.print_exc(file=log)
         failure = java_failure(error)
         message = failure[1][:2000] if failure else repr(error)
         return {"id": request.get("id"), "error": {"kind": "INTERNAL", "message": message}}
@@ -1077,6 +1107,10 @@ def protocol_stream() -> TextIO:
 
 
 def main() -> None:
+    # run as a script, this file's folder comes first on sys.path: it is a folder of deltaspec's
+    # package (a sibling module could shadow one of the standard library), no place to import from
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     out = protocol_stream()
     bridge = Bridge(delta_spark_source(sys.argv[1:]))
     source = bridge.source
