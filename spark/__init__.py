@@ -10,6 +10,7 @@ from .datasource import register
 from .operations import DmlResult, MergeClause, delete, merge, update
 from .operations.compaction import CompactionResult, TableFailure, compact, compact_tables
 from .read import read_table
+from .s3a import S3Endpoint, configure_s3
 from .session import configure, local_session
 from .streaming import idempotent_writer
 from .tables import DeltaTable
@@ -21,11 +22,13 @@ __all__ = [
     "DeltaWriter",
     "DmlResult",
     "MergeClause",
+    "S3Endpoint",
     "TableFailure",
     "WriteResult",
     "compact",
     "compact_tables",
     "configure",
+    "configure_s3",
     "create_table",
     "delete",
     "idempotent_writer",

@@ -15,8 +15,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl import predicates
-
+from ..impl import predicates
 from .errors import (
     InvalidConditionError,
     NonDeterministicConditionError,

@@ -63,15 +63,14 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from deltaspec.impl import codec, errors
-from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
-from deltaspec.impl.deletion_vectors import deleted_rows
-from deltaspec.impl.predicates import PartitionSchema
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.snapshot.time_travel import version_at
-from deltaspec.impl.txn.transaction import OptimisticTransaction
-
+from ..impl import codec, errors
+from ..impl.actions import AddFile, Metadata, RemoveFile
+from ..impl.deletion_vectors import deleted_rows
+from ..impl.predicates import PartitionSchema
+from ..impl.snapshot.delta_log import DeltaLog
+from ..impl.snapshot.state import Snapshot
+from ..impl.snapshot.time_travel import version_at
+from ..impl.txn.transaction import OptimisticTransaction
 from . import conditions, files, partition_sql, rewrite, stats
 from . import errors as spark_errors
 from . import schema as schemas

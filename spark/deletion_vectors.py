@@ -17,12 +17,12 @@ from pathlib import Path
 
 from pyspark.sql import Column, SparkSession
 
-from deltaspec.impl.actions import AddFile, Protocol, RemoveFile
-from deltaspec.impl.deletion_vectors import deleted_rows, enabled_in, write_deletion_vectors
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.table import features
 from deltaspec.rules import rule
 
+from ..impl.actions import AddFile, Protocol, RemoveFile
+from ..impl.deletion_vectors import deleted_rows, enabled_in, write_deletion_vectors
+from ..impl.snapshot.state import Snapshot
+from ..impl.table import features
 from . import rewrite, stats
 from .read import FILE_COLUMN, ROW_INDEX_COLUMN, scan
 

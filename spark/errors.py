@@ -18,7 +18,7 @@ from pyspark.errors import (
     UnsupportedOperationException,
 )
 
-from deltaspec.impl.errors import DeltaConcurrentModificationException, DeltaError
+from ..impl.errors import DeltaConcurrentModificationException, DeltaError
 
 
 class SparkPathError(DeltaError):

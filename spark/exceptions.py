@@ -11,7 +11,7 @@ have them, so code that dispatches on the error class works too.
 
 from __future__ import annotations
 
-from deltaspec.impl.errors import (
+from ..impl.errors import (
     ConcurrentAppendException,
     ConcurrentDeleteDeleteException,
     ConcurrentDeleteReadException,
@@ -22,7 +22,6 @@ from deltaspec.impl.errors import (
     MetadataChangedException,
     ProtocolChangedException,
 )
-
 from . import errors as spark_errors
 
 # delta.exceptions' base classes: DeltaAnalysisException (user errors Spark reports at analysis)

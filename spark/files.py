@@ -28,10 +28,9 @@ from urllib.parse import unquote, urlsplit
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile, PartitionValues
-from deltaspec.impl.errors import LogAccessError
-
+from ..impl import codec
+from ..impl.actions import AddFile, PartitionValues
+from ..impl.errors import LogAccessError
 from . import final_names, object_files, s3a, stats
 from .errors import (
     NotNullViolationError,

@@ -16,11 +16,10 @@ import uuid
 import warnings
 from collections import defaultdict
 
-from deltaspec.impl import codec
-from deltaspec.impl.errors import DeltaError, UnsupportedFeatureError
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-
+from ..impl import codec
+from ..impl.errors import DeltaError, UnsupportedFeatureError
+from ..impl.snapshot.delta_log import DeltaLog
+from ..impl.snapshot.state import Snapshot
 from .files import safe_directory
 from .read import file_path
 from .s3a import local_root

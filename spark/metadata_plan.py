@@ -15,9 +15,8 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from deltaspec.impl.actions import Format, Metadata
-from deltaspec.impl.txn.transaction import OptimisticTransaction
-
+from ..impl.actions import Format, Metadata
+from ..impl.txn.transaction import OptimisticTransaction
 from . import schema as schemas
 from .errors import (
     DataChangeFalseError,

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pyarrow import fs
 
-from deltaspec.impl.errors import UnsupportedFeatureError
+from ..impl.errors import UnsupportedFeatureError
 
 S3_SCHEMES = ("s3", "s3a")
 _TRUE = {"true", "1", "yes"}

@@ -11,8 +11,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from deltaspec.impl.table.properties import canonical_key
-
+from ..impl.table.properties import canonical_key
 from .errors import (
     InvalidOptionError,
     OverwriteSchemaWithDynamicPartitionOverwriteError,

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl import predicates
-from deltaspec.impl.actions import AddFile, RemoveFile
-from deltaspec.impl.txn.transaction import OptimisticTransaction
 from deltaspec.rules import rule
 
+from ..impl import predicates
+from ..impl.actions import AddFile, RemoveFile
+from ..impl.txn.transaction import OptimisticTransaction
 from . import conditions, rewrite
 from . import schema as schemas
 from .errors import (

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deltaspec.impl import predicates
-
+from ..impl import predicates
 from .errors import InvalidConditionError
 
 _TOKEN = re.compile(

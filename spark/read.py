@@ -19,15 +19,14 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from deltaspec.impl import codec
-from deltaspec.impl.actions import AddFile
-from deltaspec.impl.deletion_vectors import deleted_rows
-from deltaspec.impl.errors import UnsupportedFeatureError
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.snapshot.time_travel import version_at
-from deltaspec.impl.table.features import SPARK_PATH_READER_FEATURES
-
+from ..impl import codec
+from ..impl.actions import AddFile
+from ..impl.deletion_vectors import deleted_rows
+from ..impl.errors import UnsupportedFeatureError
+from ..impl.snapshot.delta_log import DeltaLog
+from ..impl.snapshot.state import Snapshot
+from ..impl.snapshot.time_travel import version_at
+from ..impl.table.features import SPARK_PATH_READER_FEATURES
 from . import schema as schemas
 from .errors import InvalidOptionError
 from .object_files import is_s3

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.impl import codec, predicates
-from deltaspec.impl.actions import AddFile, RemoveFile
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.txn.transaction import OptimisticTransaction
 from deltaspec.rules import rule
 
+from ..impl import codec, predicates
+from ..impl.actions import AddFile, RemoveFile
+from ..impl.snapshot.state import Snapshot
+from ..impl.txn.transaction import OptimisticTransaction
 from . import files, object_files, s3a, skipping, stats
 from . import schema as schemas
 from .conditions import Condition

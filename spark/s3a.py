@@ -22,10 +22,9 @@ from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
-from deltaspec.impl.errors import UnsupportedFeatureError
-from deltaspec.impl.log import location
-from deltaspec.impl.log.object_store import is_object_store_url
-
+from ..impl.errors import UnsupportedFeatureError
+from ..impl.log import location
+from ..impl.log.object_store import is_object_store_url
 from .errors import InvalidOptionError
 from .object_files import is_s3
 from .s3a_jars import s3a_jars

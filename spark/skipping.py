@@ -18,8 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deltaspec.impl import predicates
-from deltaspec.impl.codec.java_text import to_float32
+from ..impl import predicates
+from ..impl.codec.java_text import to_float32
 
 _SKIPPABLE = {"=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null"}
 

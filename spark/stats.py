@@ -29,8 +29,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
-from deltaspec.impl.codec.java_text import java_floating
+from ..impl import codec
+from ..impl.codec.java_text import java_floating
 
 STRING_PREFIX = 32
 _ELIGIBLE = {"byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz", "string"}

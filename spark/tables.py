@@ -34,12 +34,11 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.snapshot.timestamps import commit_timestamps
-
+from ..impl import errors
+from ..impl.actions import CommitInfo
+from ..impl.snapshot.delta_log import DeltaLog
+from ..impl.snapshot.state import Snapshot
+from ..impl.snapshot.timestamps import commit_timestamps
 from . import manifest, operations, read
 from .errors import InvalidConditionError, UnresolvedColumnError, facade
 from .operations import MergeClause, compaction, restore

@@ -22,13 +22,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.table.features import SPARK_PATH_WRITER_FEATURES
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
 from deltaspec.rules import rule
 
+from ..impl import errors
+from ..impl.actions import Action, AddFile, Metadata, Protocol, RemoveFile, SetTransaction
+from ..impl.snapshot.delta_log import DeltaLog
+from ..impl.table.features import SPARK_PATH_WRITER_FEATURES
+from ..impl.txn.transaction import Operation, OptimisticTransaction
 from . import deletion_vectors as dvs
 from . import files, manifest, rewrite, s3a, stats
 from . import schema as schemas

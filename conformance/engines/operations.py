@@ -45,8 +45,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from deltaspec.impl import predicates
-
+from ...impl import predicates
 from ..harness import actions as staged
 from ..harness.adapter import Unsupported, WriterSpec
 from ..harness.reads import Read

@@ -142,8 +142,7 @@ def make_engines(spark: SparkSession) -> dict[str, Engine]:
     """delta-spark (``delta``) and our Spark path (``ours``) on ``spark``, which must have
     delta-spark loaded (``deltaspark.session.delta_session``), with ``format("deltaspec")``
     registered."""
-    from deltaspec.spark.datasource import register  # lazy: pyspark is optional
-
+    from ...spark.datasource import register  # lazy: pyspark is optional
     from .deltaspark.spark_api import DELTA_SPARK  # lazy: pyspark is optional
     from .spark.spark_api import OURS  # lazy: pyspark is optional
 

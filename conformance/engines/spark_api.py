@@ -13,7 +13,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 
-from deltaspec.spark import MergeClause
+from ...spark import MergeClause
 
 
 class Engine(ABC):

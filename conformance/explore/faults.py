@@ -14,13 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from deltaspec.model import conflicts
-from deltaspec.model.actions import Action
-from deltaspec.model.isolation import IsolationLevel
-from deltaspec.model.log import Log
-from deltaspec.model.profiles import Profile
-from deltaspec.model.transaction import PreparedCommit
-
+from ...model import conflicts
+from ...model.actions import Action
+from ...model.isolation import IsolationLevel
+from ...model.log import Log
+from ...model.profiles import Profile
+from ...model.transaction import PreparedCommit
 from ..workload.alphabet import ExploreError
 
 

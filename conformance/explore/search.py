@@ -37,13 +37,12 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from deltaspec.model import machine as m
-from deltaspec.model.actions import as_dict
-from deltaspec.model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
-from deltaspec.model.log import Log
-from deltaspec.model.outcomes import Committed, Conflict, Outcome, Rejected, Skipped
-from deltaspec.model.snapshot import Snapshot
-
+from ...model import machine as m
+from ...model.actions import as_dict
+from ...model.checkpoint import checkpoint_actions, snapshot_from_checkpoint
+from ...model.log import Log
+from ...model.outcomes import Committed, Conflict, Outcome, Rejected, Skipped
+from ...model.snapshot import Snapshot
 from ..engines.model.adapter import ModelAdapter
 from ..harness.adapter import Json, TableSetup
 from ..harness.scenarios import Writer

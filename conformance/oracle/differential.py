@@ -15,12 +15,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from deltaspec.model import machine as m
-from deltaspec.model.actions import AddFile, RemoveFile, as_dict
-from deltaspec.model.outcomes import Committed
-from deltaspec.model.predicates import form
-from deltaspec.model.values import partition_schema
-
+from ...model import machine as m
+from ...model.actions import AddFile, RemoveFile, as_dict
+from ...model.outcomes import Committed
+from ...model.predicates import form
+from ...model.values import partition_schema
 from ..engines.model.adapter import ModelAdapter
 from ..harness.adapter import Adapter, Json, TableSetup
 from ..harness.outcomes import Outcome, outcome_json

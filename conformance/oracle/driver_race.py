@@ -31,10 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deltaspec.impl.actions import CommitInfo
-from deltaspec.impl.log.object_store import ObjectLogStore
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-
+from ...impl.actions import CommitInfo
+from ...impl.log.object_store import ObjectLogStore
+from ...impl.snapshot.delta_log import DeltaLog
 from ..engines.impl.adapter import ObjectStoreImplAdapter
 from ..harness.adapter import Json
 from ..harness.outcomes import outcome_json

@@ -43,12 +43,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from deltaspec.impl.errors import VersionExistsError
-from deltaspec.impl.log.names import commit_name
-from deltaspec.model.actions import AddFile, as_dict
-from deltaspec.model.predicates import parse
-from deltaspec.model.snapshot import Snapshot
-from deltaspec.model.transaction import Transaction, filter_files
 from deltaspec.releases_table import (
     ReleaseNumber,
     full_writer_protocol,
@@ -57,6 +51,12 @@ from deltaspec.releases_table import (
     unwritable_protocol,
 )
 
+from ...impl.errors import VersionExistsError
+from ...impl.log.names import commit_name
+from ...model.actions import AddFile, as_dict
+from ...model.predicates import parse
+from ...model.snapshot import Snapshot
+from ...model.transaction import Transaction, filter_files
 from ..harness.adapter import Adapter, Json, TableSetup
 from ..workload.alphabet import OPERATION_NAMES, Kind
 from .differential import Differential, Divergence

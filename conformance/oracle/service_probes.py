@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deltaspec.impl.actions import AddFile, SetTransaction
-from deltaspec.impl.errors import UnsafePathError, UnsupportedProtocolError
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.txn.transaction import OptimisticTransaction
+from ...impl.actions import AddFile, SetTransaction
+from ...impl.errors import UnsafePathError, UnsupportedProtocolError
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.txn.transaction import OptimisticTransaction
 
 SCHEMA = {"type": "struct", "fields": [
     {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}  # fmt: skip

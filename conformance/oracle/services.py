@@ -32,32 +32,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from deltaspec.impl.checkpoint.contents import checkpoint_table
-from deltaspec.impl.checkpoint.write import write_checkpoint
-from deltaspec.impl.errors import (
+from ...impl.checkpoint.contents import checkpoint_table
+from ...impl.checkpoint.write import write_checkpoint
+from ...impl.errors import (
     DeltaError,
     InvalidTableLocationError,
     VacuumRetentionTooShortError,
 )
-from deltaspec.impl.log import crashpoints
-from deltaspec.impl.log.listing import list_log
-from deltaspec.impl.log.stores import log_store_for
-from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
-from deltaspec.impl.retention.vacuum import vacuum
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.time_travel import version_at
-from deltaspec.impl.table.releases import CURRENT, Profile
-from deltaspec.model.actions import AddFile, Commit, DomainMetadata, RemoveFile, SetTransaction
-from deltaspec.model.checkpoint import (
+from ...impl.log import crashpoints
+from ...impl.log.listing import list_log
+from ...impl.log.stores import log_store_for
+from ...impl.retention.log_cleanup import cleanup_expired_logs
+from ...impl.retention.vacuum import vacuum
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.snapshot.time_travel import version_at
+from ...impl.table.releases import CURRENT, Profile
+from ...model.actions import AddFile, Commit, DomainMetadata, RemoveFile, SetTransaction
+from ...model.checkpoint import (
     checkpoint_actions,
     checkpoint_file_names,
     expired_log_versions,
     interval_ms,
     min_file_retention_timestamp,
 )
-from deltaspec.model.profiles import profile
-from deltaspec.model.snapshot import Snapshot, apply_commit
-
+from ...model.profiles import profile
+from ...model.snapshot import Snapshot, apply_commit
 from ..engines.model.adapter import read_log_action
 from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
 from .service_probes import ProbeMismatch, run_probes

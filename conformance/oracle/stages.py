@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deltaspec.impl.log.local_store import LocalLogStore
 from deltaspec.rules import spec_root
 
+from ...impl.log.local_store import LocalLogStore
 from ..corpus_run import Corpus, RunOptions, missing_prerequisite, print_report, run_suites
 from ..engines.impl.adapter import ImplAdapter, ObjectStoreImplAdapter
 from ..harness.fixtures import PINNED_MANIFEST_SHA256

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from deltaspec.impl.errors import VersionExistsError
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.log.object_store import ObjectLogStore
+from ...impl.errors import VersionExistsError
+from ...impl.log.names import commit_name
+from ...impl.log.object_store import ObjectLogStore
 
 __all__ = ["RaceCount", "race_processes"]
 

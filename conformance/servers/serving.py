@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from deltaspec.impl.log.object_store import ObjectLogStore
-
+from ...impl.log.object_store import ObjectLogStore
 from .azurite import CONTAINER, azurite_server, shared_key_request
 from .moto_s3 import BUCKET, s3_server
 

@@ -10,9 +10,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from deltaspec.spark import write_delta
-from deltaspec.spark.tables import DeltaTable as OurDeltaTable
-
+from ...spark import write_delta
+from ...spark.tables import DeltaTable as OurDeltaTable
 from ..engines.deltaspark.loser import conflict_name, delta_spark_loser
 from ..engines.spark_api import Engine
 from .reference import ReferenceCache

@@ -16,8 +16,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.spark.streaming import idempotent_writer
-
+from ...spark.streaming import idempotent_writer
 from ..engines.spark_api import Engine
 
 SCHEMA = "id long, p string, v string"

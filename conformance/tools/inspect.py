@@ -34,16 +34,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from deltaspec.impl import codec, errors
-from deltaspec.impl.actions import Action, AddFile, CommitInfo, RemoveFile
-from deltaspec.impl.log.listing import LogListing
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.names import LAST_CHECKPOINT, is_checkpoint_name
-from deltaspec.impl.log.store import FileInfo
-from deltaspec.impl.predicates import PartitionSchema
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-
+from ...impl import codec, errors
+from ...impl.actions import Action, AddFile, CommitInfo, RemoveFile
+from ...impl.log.listing import LogListing
+from ...impl.log.local_store import LocalLogStore
+from ...impl.log.names import LAST_CHECKPOINT, is_checkpoint_name
+from ...impl.log.store import FileInfo
+from ...impl.predicates import PartitionSchema
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.snapshot.state import Snapshot
 from ..harness.snapshots import protocol_json
 from ..isolation import checker as isolation
 

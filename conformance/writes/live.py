@@ -18,8 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.spark import MergeClause
-
+from ...spark import MergeClause
 from ..engines.deltaspark.spark_api import DELTA_SPARK
 from ..engines.spark.spark_api import OURS
 from ..engines.spark_api import Engine

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec
-from deltaspec.impl.checkpoint.policy import checkpoint_version
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-
+from ...impl import codec
+from ...impl.checkpoint.policy import checkpoint_version
+from ...impl.snapshot.delta_log import DeltaLog
 from ..engines.deltaspark.session import delta_session
 from ..harness.verdicts import (
     KNOWN_ISSUES,
@@ -87,7 +86,7 @@ Writer = Callable[[Path], list[Path]]
 
 def spark_writer(root: Path) -> list[Path]:
     """Canonical operations through deltaspec.spark; returns their commit files."""
-    from deltaspec.spark import (  # lazy: pyspark is optional
+    from ...spark import (  # lazy: pyspark is optional
         MergeClause,
         compact,
         delete,

@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, AddFile, RemoveFile
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-
+from ...impl import errors
+from ...impl.actions import Action, AddFile, RemoveFile
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.snapshot.state import Snapshot
+from ...impl.txn.transaction import Operation, OptimisticTransaction
 from .. import conditions, manifest, rewrite, stats
 from .. import schema as schemas
 from ..read import table_schema

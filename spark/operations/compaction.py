@@ -19,12 +19,11 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl import errors, predicates
-from deltaspec.impl.actions import Action, AddFile
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-
+from ...impl import errors, predicates
+from ...impl.actions import Action, AddFile
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.snapshot.state import Snapshot
+from ...impl.txn.transaction import Operation, OptimisticTransaction
 from .. import conditions, manifest, rewrite
 from ..errors import NonPartitionColumnReferenceError
 from ..read import scan

@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from deltaspec.impl.txn.transaction import OptimisticTransaction
-
+from ...impl.txn.transaction import OptimisticTransaction
 from .. import deletion_vectors as dvs
 from .. import rewrite, stats
 from .command import (

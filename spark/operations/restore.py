@@ -14,15 +14,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from deltaspec.impl import errors
-from deltaspec.impl.actions import Action, Protocol
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.time_travel import (
+from ...impl import errors
+from ...impl.actions import Action, Protocol
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.snapshot.time_travel import (
     TimestampEarlierThanCommitRetentionError,
     version_at,
 )
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-
+from ...impl.txn.transaction import Operation, OptimisticTransaction
 from .. import manifest, rewrite
 from ..errors import RestoreMissingFilesError, RestoreTimestampEarlierError
 from ..read import file_path

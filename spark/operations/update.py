@@ -11,9 +11,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.impl.actions import AddFile, RemoveFile
-from deltaspec.impl.snapshot.state import Snapshot
-
+from ...impl.actions import AddFile, RemoveFile
+from ...impl.snapshot.state import Snapshot
 from .. import deletion_vectors as dvs
 from .. import rewrite
 from ..errors import UnresolvedColumnError, UpdateValueError

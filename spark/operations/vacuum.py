@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from deltaspec.impl.retention import vacuum as impl_vacuum
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-
+from ...impl.retention import vacuum as impl_vacuum
+from ...impl.snapshot.delta_log import DeltaLog
+from ...impl.txn.transaction import Operation, OptimisticTransaction
 from .. import files
 
 __all__ = ["RETENTION_CHECK", "VACUUM_LOGGING", "vacuum"]

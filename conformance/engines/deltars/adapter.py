@@ -26,10 +26,9 @@ from deltalake import CommitProperties, DeltaTable, PostCommitHookProperties, wr
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import Transaction
 
-from deltaspec.impl import codec
-from deltaspec.impl.errors import DeltaError as DeltaSpecError
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-
+from ....impl import codec
+from ....impl.errors import DeltaError as DeltaSpecError
+from ....impl.snapshot.delta_log import DeltaLog
 from ...harness import actions as staged
 from ...harness import outcomes, wire
 from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec

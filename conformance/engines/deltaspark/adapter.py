@@ -21,9 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.snapshot.delta_log import DeltaLog as ImplLog
-
+from ....impl.log.local_store import LocalLogStore
+from ....impl.snapshot.delta_log import DeltaLog as ImplLog
 from ...harness.adapter import Capability, Json, TableSetup
 from ..cmd.adapter import HELLO, BridgeAdapter, handshake, request_line, result_of
 from ..table_files.logfiles import verify_stored_log

@@ -38,12 +38,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl import codec
-from deltaspec.impl.predicates import parse
-from deltaspec.impl.snapshot.state import Snapshot
 from deltaspec.rules import spec_root
-from deltaspec.spark import MergeClause
 
+from ....impl import codec
+from ....impl.predicates import parse
+from ....impl.snapshot.state import Snapshot
+from ....spark import MergeClause
 from ...harness import outcomes, wire
 from ...harness.adapter import Capability, Json, TableSetup, Unsupported
 from ...harness.snapshots import NO_SNAPSHOT, NO_TABLE, TableSnapshot, protocol_json

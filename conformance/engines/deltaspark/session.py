@@ -132,8 +132,8 @@ def delta_session(
     Raises ``DeltaSparkUnavailable`` when the engine cannot be found, or when a session without
     delta-spark is already running in this process.
     """
-    from deltaspec.spark.s3a import with_jars  # lazy: pyspark is optional
-    from deltaspec.spark.session import local_session  # lazy: pyspark is optional
+    from ....spark.s3a import with_jars  # lazy: pyspark is optional
+    from ....spark.session import local_session  # lazy: pyspark is optional
 
     home = locate(location)
     import_python_api(home)

@@ -9,8 +9,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.spark import MergeClause
-
+from ....spark import MergeClause
 from ..spark_api import Engine
 from . import jvm as deltaspark_jvm
 

@@ -11,26 +11,25 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from deltaspec.impl import codec, errors, predicates
-from deltaspec.impl.actions import (
+from ....impl import codec, errors, predicates
+from ....impl.actions import (
     CommitInfo,
 )
-from deltaspec.impl.checkpoint.policy import checkpoint_version
-from deltaspec.impl.log.faults import Fault, FaultPlan, FaultyLogStore
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.names import (
+from ....impl.checkpoint.policy import checkpoint_version
+from ....impl.log.faults import Fault, FaultPlan, FaultyLogStore
+from ....impl.log.local_store import LocalLogStore
+from ....impl.log.names import (
     commit_name,
     parse_commit_name,
 )
-from deltaspec.impl.log.store import LogStore
-from deltaspec.impl.retention.vacuum import vacuum
-from deltaspec.impl.snapshot import time_travel
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.impl.table.paths import resolve_data_path
-from deltaspec.impl.table.releases import CURRENT, Profile
-from deltaspec.impl.txn.transaction import Operation, OptimisticTransaction
-
+from ....impl.log.store import LogStore
+from ....impl.retention.vacuum import vacuum
+from ....impl.snapshot import time_travel
+from ....impl.snapshot.delta_log import DeltaLog
+from ....impl.snapshot.state import Snapshot
+from ....impl.table.paths import resolve_data_path
+from ....impl.table.releases import CURRENT, Profile
+from ....impl.txn.transaction import Operation, OptimisticTransaction
 from ...harness import actions as staged
 from ...harness import outcomes, wire
 from ...harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, Unsupported, WriterSpec

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.store import FileInfo
-from deltaspec.impl.retention.log_cleanup import cleanup_expired_logs
-from deltaspec.impl.scan import scan
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.time_travel import version_at
-
+from ....impl.errors import DeltaError
+from ....impl.log.local_store import LocalLogStore
+from ....impl.log.store import FileInfo
+from ....impl.retention.log_cleanup import cleanup_expired_logs
+from ....impl.scan import scan
+from ....impl.snapshot.delta_log import DeltaLog
+from ....impl.snapshot.time_travel import version_at
 from ...harness.adapter import Json
 from ...harness.reading import ReadFailure
 from .adapter import snapshot_json

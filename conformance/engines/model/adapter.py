@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from deltaspec.model import machine as m
-from deltaspec.model import transaction as t
-from deltaspec.model.actions import (
+from ....model import machine as m
+from ....model import transaction as t
+from ....model.actions import (
     Action,
     AddCDCFile,
     AddFile,
@@ -21,7 +21,7 @@ from deltaspec.model.actions import (
     pairs,
     str_pairs,
 )
-from deltaspec.model.checkpoint import (
+from ....model.checkpoint import (
     checkpoint_file_names,
     checkpoint_read,
     expired_log_versions,
@@ -31,14 +31,13 @@ from deltaspec.model.checkpoint import (
     tombstones,
     vacuum_deletes,
 )
-from deltaspec.model.features import misplaced_feature_lists
-from deltaspec.model.log import Log, TimestampOutOfRange, version_at_timestamp
-from deltaspec.model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
-from deltaspec.model.predicates import parse
-from deltaspec.model.profiles import profile
-from deltaspec.model.snapshot import Snapshot, data_file_path
-from deltaspec.model.timestamps import version_checksum
-
+from ....model.features import misplaced_feature_lists
+from ....model.log import Log, TimestampOutOfRange, version_at_timestamp
+from ....model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
+from ....model.predicates import parse
+from ....model.profiles import profile
+from ....model.snapshot import Snapshot, data_file_path
+from ....model.timestamps import version_checksum
 from ...harness import actions as staged
 from ...harness import outcomes, wire
 from ...harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, WriterSpec

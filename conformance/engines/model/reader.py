@@ -15,18 +15,17 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.model.actions import Commit, Metadata, Protocol
-from deltaspec.model.checkpoint import (
+from ....model.actions import Commit, Metadata, Protocol
+from ....model.checkpoint import (
     checkpoint_actions,
     expired_log_versions,
     snapshot_from_checkpoint,
 )
-from deltaspec.model.features import unreadable
-from deltaspec.model.paths import names_table_file
-from deltaspec.model.profiles import profile
-from deltaspec.model.snapshot import Snapshot, apply_commit
-from deltaspec.model.timestamps import commit_timestamps, version_at
-
+from ....model.features import unreadable
+from ....model.paths import names_table_file
+from ....model.profiles import profile
+from ....model.snapshot import Snapshot, apply_commit
+from ....model.timestamps import commit_timestamps, version_at
 from ...harness.adapter import Json
 from ...harness.reading import ReadFailure
 from .adapter import read_log_action

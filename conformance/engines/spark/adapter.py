@@ -21,11 +21,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from deltaspec.impl import codec, errors
-from deltaspec.impl.checkpoint.policy import checkpoint_version
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.snapshot.state import Snapshot
-from deltaspec.spark import (
+from ....impl import codec, errors
+from ....impl.checkpoint.policy import checkpoint_version
+from ....impl.snapshot.delta_log import DeltaLog
+from ....impl.snapshot.state import Snapshot
+from ....spark import (
     MergeClause,
     compact,
     delete,
@@ -34,7 +34,6 @@ from deltaspec.spark import (
     update,
     write_delta,
 )
-
 from ...harness import actions as staged
 from ...harness import outcomes, wire
 from ...harness.adapter import Capability, Json, TableSetup, Unsupported, WriterSpec

@@ -9,11 +9,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaspec.impl.checkpoint.policy import checkpoint_version
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.spark import MergeClause, compact, delete, merge, update, write_delta
-from deltaspec.spark.tables import DeltaTable as OurDeltaTable
-
+from ....impl.checkpoint.policy import checkpoint_version
+from ....impl.snapshot.delta_log import DeltaLog
+from ....spark import MergeClause, compact, delete, merge, update, write_delta
+from ....spark.tables import DeltaTable as OurDeltaTable
 from ..spark_api import Engine
 
 

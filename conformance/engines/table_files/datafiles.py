@@ -21,8 +21,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deltaspec.impl import codec, predicates
-from deltaspec.impl.actions import (
+from ....impl import codec, predicates
+from ....impl.actions import (
     Action,
     AddFile,
     CommitInfo,
@@ -31,12 +31,11 @@ from deltaspec.impl.actions import (
     Protocol,
     SetTransaction,
 )
-from deltaspec.impl.errors import DeltaError
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.names import commit_name
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-from deltaspec.impl.table.releases import CURRENT
-
+from ....impl.errors import DeltaError
+from ....impl.log.local_store import LocalLogStore
+from ....impl.log.names import commit_name
+from ....impl.snapshot.delta_log import DeltaLog
+from ....impl.table.releases import CURRENT
 from ...harness import actions as staged
 from ...harness.adapter import Json, TableSetup, Unsupported
 from ...harness.scenarios import schema_string

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from deltaspec.impl.actions import (
+from ....impl.actions import (
     Action,
     AddCDCFile,
     AddFile,
@@ -19,8 +19,7 @@ from deltaspec.impl.actions import (
     RemoveFile,
     SetTransaction,
 )
-from deltaspec.impl.snapshot.state import Snapshot
-
+from ....impl.snapshot.state import Snapshot
 from ...harness import actions as staged
 from ...harness.adapter import Json
 from ...harness.scenarios import schema_string

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deltaspec.impl.log.local_store import LocalLogStore
-from deltaspec.impl.log.names import is_checkpoint_name, log_file_version, parse_commit_name
-from deltaspec.impl.log.store import LogStore
-from deltaspec.impl.snapshot.delta_log import DeltaLog
-
+from ....impl.log.local_store import LocalLogStore
+from ....impl.log.names import is_checkpoint_name, log_file_version, parse_commit_name
+from ....impl.log.store import LogStore
+from ....impl.snapshot.delta_log import DeltaLog
 from ...harness.adapter import Json
 
 

@@ -11,8 +11,7 @@ from collections.abc import Callable, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltaspec.impl.actions import AddFile
-
+from ....impl.actions import AddFile
 from ... import conditions
 from ... import deletion_vectors as dvs
 from ...read import scan, table_schema

@@ -8,9 +8,8 @@ from dataclasses import replace
 
 from pyspark.sql import functions as F
 
-from deltaspec.impl.actions import AddFile
-from deltaspec.impl.txn.transaction import OptimisticTransaction
-
+from ....impl.actions import AddFile
+from ....impl.txn.transaction import OptimisticTransaction
 from ... import conditions, rewrite
 from ...errors import MultipleSourceRowMatchError
 from ...read import FILE_COLUMN

@@ -10,7 +10,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from deltaspec.impl.actions import AddFile
+from ....impl.actions import AddFile
 
 SOURCE_FLAG = "__deltaspec_source"
 """A column of the source, always true: null in a joined row means no source row matched."""

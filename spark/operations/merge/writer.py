@@ -9,8 +9,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from deltaspec.impl.actions import AddFile, Metadata, RemoveFile
-
+from ....impl.actions import AddFile, Metadata, RemoveFile
 from ... import deletion_vectors as dvs
 from ... import rewrite
 from ...read import FILE_COLUMN, ROW_INDEX_COLUMN

@@ -21,7 +21,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.tools.inspect import (  # lazy: CLI start-up (1.4 s)
+    from ..conformance.tools.inspect import (  # lazy: CLI start-up (1.4 s)
         dot,
         inspect,
     )

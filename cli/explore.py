@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.explore.search import Progress as SearchProgress
+    from ..conformance.explore.search import Progress as SearchProgress
 
-from deltaspec.conformance.harness.progress import Progress
-from deltaspec.conformance.releases.cache import cache_root
-from deltaspec.conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
-
+from ..conformance.harness.progress import Progress
+from ..conformance.releases.cache import cache_root
+from ..conformance.workload.alphabet import ALPHABET, ExploreError, check_alphabet
 from .outputs import add_output
 
 
@@ -77,11 +76,11 @@ def _explore_progress() -> Callable[[SearchProgress], None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.explore.export import (  # lazy: CLI start-up (1 s)
+    from ..conformance.explore.export import (  # lazy: CLI start-up (1 s)
         export,
         write_violation,
     )
-    from deltaspec.conformance.explore.search import (  # lazy: CLI start-up (1 s)
+    from ..conformance.explore.search import (  # lazy: CLI start-up (1 s)
         ExploreConfig,
         explore,
     )
@@ -144,10 +143,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay_on(kind: str, vector: Path, rounds: int) -> None:
     """The violation's vector replayed on a server of ``kind`` with both stores."""
-    from deltaspec.conformance.oracle.driver_race import (  # lazy: CLI start-up (1 s)
+    from ..conformance.oracle.driver_race import (  # lazy: CLI start-up (1 s)
         replay,
     )
-    from deltaspec.conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
+    from ..conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
         serving,
     )
 

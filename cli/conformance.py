@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.engines.cmd.adapter import BridgeError
-from deltaspec.conformance.engines.registry import UnknownAdapter, release_profile
-from deltaspec.conformance.harness import fixtures, suites
-from deltaspec.conformance.harness.gate import (
+from ..conformance.engines.cmd.adapter import BridgeError
+from ..conformance.engines.registry import UnknownAdapter, release_profile
+from ..conformance.harness import fixtures, suites
+from ..conformance.harness.gate import (
     EXIT_CODES,
     EXIT_COVERAGE,
     EXIT_FAILED,
@@ -21,19 +21,18 @@ from deltaspec.conformance.harness.gate import (
     Gate,
     parse_release,
 )
-from deltaspec.conformance.harness.reporting import junit
-from deltaspec.conformance.harness.scenarios import ScenarioError
-from deltaspec.conformance.harness.selection import Selection, SelectionError
-from deltaspec.conformance.harness.verdicts import CaseResult, Verdict
-from deltaspec.conformance.releases.errors import EngineError
-from deltaspec.conformance.suite_names import SUITES
-
+from ..conformance.harness.reporting import junit
+from ..conformance.harness.scenarios import ScenarioError
+from ..conformance.harness.selection import Selection, SelectionError
+from ..conformance.harness.verdicts import CaseResult, Verdict
+from ..conformance.releases.errors import EngineError
+from ..conformance.suite_names import SUITES
 from .corpus_args import add_corpus_arguments, add_directories
 from .outputs import add_output
 from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.harness.suites import Report
+    from ..conformance.harness.suites import Report
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -90,7 +89,7 @@ def _add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
+    from ..conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
         missing_prerequisite,
         print_report,
     )
@@ -128,7 +127,7 @@ def _any_selected(report: Report, selection: Selection) -> bool:
 
 def _run_or_explain(args: argparse.Namespace, chosen: list[str]) -> Report | None:
     """The report of the chosen suites, or None after saying on stderr why they cannot run."""
-    from deltaspec.conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
+    from ..conformance.corpus_run import (  # lazy: CLI start-up (1.8 s)
         Corpus,
         RunOptions,
         run_suites,

@@ -12,15 +12,14 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.harness.progress import Progress
-from deltaspec.conformance.oracle.catalog import STAGES
-
+from ..conformance.harness.progress import Progress
+from ..conformance.oracle.catalog import STAGES
 from .outputs import add_output
 from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.oracle.catalog import Mutant
-    from deltaspec.conformance.oracle.mutants import MutantResult
+    from ..conformance.oracle.catalog import Mutant
+    from ..conformance.oracle.mutants import MutantResult
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -156,7 +155,7 @@ def disagreements(results: Iterable[MutantResult], mutants: dict[str, Mutant]) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.oracle.mutants import (  # lazy: CLI start-up (2.4 s)
+    from ..conformance.oracle.mutants import (  # lazy: CLI start-up (2.4 s)
         CATALOG,
         run_mutants,
     )

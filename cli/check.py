@@ -15,14 +15,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.harness.progress import Progress
-
+from ..conformance.harness.progress import Progress
 from .corpus_args import add_corpus_arguments
 from .outputs import add_output
 from .quiet import add_quiet_argument
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.oracle.stages import StageOptions
+    from ..conformance.oracle.stages import StageOptions
 
 STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
 STORES = ("local", "s3", "azure")
@@ -66,7 +65,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
+    from ..conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
         StageOptions,
     )
 
@@ -101,7 +100,7 @@ def _run_stages(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The chosen stages in order, each with its heading and verdict line (a progress line on
     stderr when one is due): their rows for the report, and their reports by name."""
-    from deltaspec.conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
+    from ..conformance.oracle.stages import (  # lazy: CLI start-up (1.9 s)
         chosen,
         run_stage,
     )
@@ -125,7 +124,7 @@ def _run_stages(
 
 def _server(store: str) -> Any:
     """The object-store server for ``--store``, started now and stopped when the run ends."""
-    from deltaspec.conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
+    from ..conformance.servers.serving import (  # lazy: CLI start-up (0.25 s)
         serving,
     )
 

@@ -27,7 +27,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.tools.matrix import (  # lazy: CLI start-up (0.1 s)
+    from ..conformance.tools.matrix import (  # lazy: CLI start-up (0.1 s)
         engines,
         matrix_json,
         text,

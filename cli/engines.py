@@ -7,13 +7,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from deltaspec.conformance.releases.cache import engine_dir, installed, venv_dir
-from deltaspec.conformance.releases.errors import EngineError, UnknownRelease
-from deltaspec.conformance.releases.pins import Pins, load_pins, write_pins
+from ..conformance.releases.cache import engine_dir, installed, venv_dir
+from ..conformance.releases.errors import EngineError, UnknownRelease
+from ..conformance.releases.pins import Pins, load_pins, write_pins
 
 if TYPE_CHECKING:
-    from deltaspec.conformance.releases.fetch import FetchResult
-    from deltaspec.conformance.releases.pins import EnginePin, Pins
+    from ..conformance.releases.fetch import FetchResult
+    from ..conformance.releases.pins import EnginePin, Pins
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fetch(pins: Pins, releases: list[str], repin: bool, check: bool) -> int:
-    from deltaspec.conformance.releases.fetch import (  # lazy: CLI start-up (0.16 s)
+    from ..conformance.releases.fetch import (  # lazy: CLI start-up (0.16 s)
         Status,
         fetch,
     )
@@ -76,7 +76,7 @@ def _replaced(pins: Pins, pin: EnginePin) -> Pins:
 
 
 def _describe(result: FetchResult) -> str:
-    from deltaspec.conformance.releases.fetch import (  # lazy: CLI start-up (0.16 s)
+    from ..conformance.releases.fetch import (  # lazy: CLI start-up (0.16 s)
         Status,
     )
 

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from deltaspec.impl.errors import DeltaError
+from ..impl.errors import DeltaError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -21,7 +21,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.impl.snapshot.delta_log import DeltaLog  # lazy: CLI start-up (0.7 s)
+    from ..impl.snapshot.delta_log import DeltaLog  # lazy: CLI start-up (0.7 s)
 
     try:
         snapshot = DeltaLog(args.path).snapshot(args.version)

@@ -12,8 +12,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from deltaspec.conformance.engines.registry import UnknownAdapter, adapter_factory
-
+from ..conformance.engines.registry import UnknownAdapter, adapter_factory
 from .outputs import add_output
 
 ORACLE_NEEDS = frozenset({"actions", "checkpoint", "time_travel"})
@@ -36,10 +35,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deltaspec.conformance.oracle.differential import (  # lazy: CLI start-up (1.2 s)
+    from ..conformance.oracle.differential import (  # lazy: CLI start-up (1.2 s)
         Divergence,
     )
-    from deltaspec.conformance.oracle.machine import (  # lazy: CLI start-up (1.2 s)
+    from ..conformance.oracle.machine import (  # lazy: CLI start-up (1.2 s)
         ORACLE_PROFILES,
         run_oracle,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager, nullcontext
 
-from deltaspec.conformance.harness.progress import silenced
+from ..conformance.harness.progress import silenced
 
 
 def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
