@@ -76,7 +76,8 @@ def handshake(hello: Any) -> tuple[str | None, frozenset[Capability]]:
 
 class Channel(Protocol):
     """Where a BridgeAdapter's requests go: a program over a pipe (BridgeProcess) or a bridge
-    hosted in this process (engines/deltaspark/adapter.py), both through request_line and result_of."""
+    hosted in this process (engines/deltaspark/adapter.py), both through request_line and
+    result_of."""
 
     name: str
     capabilities: frozenset[Capability]
