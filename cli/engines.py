@@ -13,7 +13,7 @@ from ..conformance.releases.pins import Pins, load_pins, write_pins
 
 if TYPE_CHECKING:
     from ..conformance.releases.fetch import FetchResult
-    from ..conformance.releases.pins import EnginePin, Pins
+    from ..conformance.releases.pins import EnginePin
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ from deltaspec.conformance.harness.suites import run_scenario_suite
 from deltaspec.conformance.harness.verdicts import Verdict, apply_known, load_known_issues
 from deltaspec.conformance.tools import verified_live as record
 from deltaspec.model.transaction import CHANGES_DATA
-from deltaspec.rules import load_rules, verified_live
+from deltaspec.rules import load_rules, spec_root, verified_live
 
 SCENARIOS = {scenario.id: scenario for scenario in load_scenarios()}
 KNOWN = load_known_issues("deltaspark")
@@ -171,9 +171,7 @@ def test_the_bridge_maps_conflicts_as_spec_data_names_them(tmp_path: Path) -> No
     """The bridge is written from spec/ alone: its table of delta-spark's conflict exceptions is
     spec/data/conflict_kinds.json's, and a conflict's winner is the version the message states or,
     when it quotes the winning commitInfo instead, the commit in the log that has it."""
-    kinds = json.loads(
-        (Path(__file__).resolve().parents[3] / "spec" / "data" / "conflict_kinds.json").read_text()
-    )["conflicts"]
+    kinds = json.loads((spec_root() / "data" / "conflict_kinds.json").read_text())["conflicts"]
     named = {entry["exception"].rsplit(".", 1)[-1]: kind for kind, entry in kinds.items()}
     assert named == driver.CONFLICTS
     log = tmp_path / "_delta_log"
