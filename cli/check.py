@@ -1,7 +1,8 @@
 """``deltaspec check``: the main job. The stages of conformance/oracle/stages.py, cheapest first
-(vectors on the model; vectors and fixtures on the impl; the put-if-absent race; table services
-on real files; the differential state machine; the Spark path against live delta-spark), each
-reported with its time; one summary, a JSON report, non-zero on any failure. A stage that cannot
+(vectors on the model; vectors, fixtures and every release boundary on the impl; the
+put-if-absent race; table services on real files; the log on an S3 server it starts; the
+differential state machine; the Spark path against live delta-spark), each reported with its
+time; one summary, a JSON report, non-zero on any failure. A stage that cannot
 run here is named in the verdict (``PASS (spark skipped: why)``); ``--require-stages`` makes it a
 failure. ``--quick`` runs the stages without the state machine's search and without Spark. The Spark
 stage fetches its pinned engine when it is missing; ``--offline`` fetches nothing."""
@@ -23,7 +24,7 @@ from .quiet import add_quiet_argument
 if TYPE_CHECKING:
     from ..conformance.oracle.stages import StageOptions
 
-STAGE_NAMES = ("model", "vectors", "race", "services", "machine", "spark")
+STAGE_NAMES = ("model", "vectors", "race", "services", "store", "machine", "spark")
 STORES = ("local", "s3", "azure")
 """``local`` and the object stores of conformance/servers/serving.py (a test keeps them equal)."""
 """As in conformance/oracle/stages.py (a test keeps them equal); named here so that building the
@@ -44,7 +45,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--store", choices=STORES, default="local",
                         help="where the race, services and machine stages keep the log: local "
                         "files (default), or an S3 (moto) or Azure Blob (Azurite) server this "
-                        "command starts on loopback and stops")  # fmt: skip
+                        "command starts on loopback and stops; the store stage runs on that "
+                        "server, or on an S3 server of its own")  # fmt: skip
     add_output(parser, "--regressions", directory=True, metavar="DIR",
                help="where a state-machine divergence is written as a vector")  # fmt: skip
     add_output(parser, "--report", default=Path("deltaspec-check.json"),

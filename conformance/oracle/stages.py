@@ -8,6 +8,7 @@ all, or with ``--quick`` the cheap ones, and reports each with its time) and ``d
 | ``vectors`` | the scenario and log vectors, and the delta-spark fixtures, on the impl | yes |
 | ``race`` | put-if-absent under a real thread race | yes |
 | ``services`` | VACUUM, log cleanup, retention and time travel by timestamp on real files | yes |
+| ``store`` | the log on an S3 server on loopback: races, keys and listings, services | yes |
 | ``machine`` | the differential state machine, ``ci`` profile, model vs impl | no |
 | ``spark`` | our Spark path against live delta-spark on the same scripts | no (Spark) |
 
@@ -24,16 +25,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deltaspec.releases_table import latest_release, parse_release
 from deltaspec.rules import spec_root
 
 from ...impl.log.local_store import LocalLogStore
 from ..corpus_run import Corpus, RunOptions, missing_prerequisite, print_report, run_suites
 from ..engines.impl.adapter import ImplAdapter, ObjectStoreImplAdapter
 from ..harness.fixtures import PINNED_MANIFEST_SHA256
+from ..harness.scenarios import load_scenarios
 from ..harness.selection import Selection
 from .differential import Divergence
 from .driver_race import StoreReplay, replay
 from .machine import ORACLE_PROFILES, race_put_if_absent, run_oracle
+from .object_store_stage import run_object_store
+from .release_boundaries import judge_boundaries
 from .services import run_services
 from .spark_stage import run_spark_differential
 from .stage_result import StageResult, StageSkipped
@@ -41,6 +46,9 @@ from .store_race import race_processes
 
 if TYPE_CHECKING:
     from ..servers.serving import ObjectStoreServer
+
+
+_LATEST = ".".join(map(str, latest_release()))
 
 
 @dataclass(frozen=True)
@@ -82,7 +90,15 @@ class Stage:
 
 
 def _model(options: StageOptions) -> StageResult:
-    return _suites("model", ["scenarios", "logs"], options)
+    result = _suites("model", ["scenarios", "logs"], options)
+    return replace(result, summary=f"{result.summary}; {_profiles(options)}")
+
+
+def _profiles(options: StageOptions) -> str:
+    """The release profiles the scenario vectors are written for, each named."""
+    written = {v.profile or _LATEST for v in load_scenarios(options.scenario_dirs)}
+    ordered = sorted(written, key=parse_release)
+    return f"scenarios written for {len(ordered)} release profiles: {', '.join(ordered)}"
 
 
 def _vectors(options: StageOptions) -> StageResult:
@@ -91,12 +107,36 @@ def _vectors(options: StageOptions) -> StageResult:
         return _suites("impl", ["scenarios", "logs"], options)
     chosen = ["scenarios", "logs"] + (["fixtures"] if missing is None else [])
     result = _suites("impl", chosen, options)
+    if not result.passed and options.fail_fast:
+        return result
+    result = _with_boundaries(result, options)
     if missing is None:
         return result
     report = {**result.report, "fixtures_skipped": missing}
     return replace(
         result, report=report, summary=f"{result.summary}; fixtures suite skipped: {missing}"
     )
+
+
+def _with_boundaries(result: StageResult, options: StageOptions) -> StageResult:
+    """``result`` and the release boundaries judged on model and impl (release_boundaries.py)."""
+    boundaries = judge_boundaries(load_scenarios(options.scenario_dirs), options.fail_fast)
+    summary = f"{result.summary}; {_profiles(options)}; {boundaries.line()}"
+    if boundaries.disagreements:
+        first = boundaries.disagreements[0]
+        summary += f"; {len(boundaries.disagreements)} disagreeing: {first}"[:400]
+    report = {
+        **result.report,
+        "release_boundaries": {
+            "runs": boundaries.runs,
+            "releases": list(boundaries.releases),
+            "witnessed": list(boundaries.witnessed),
+            "unwitnessed": list(boundaries.unwitnessed),
+            "disagreements": list(boundaries.disagreements),
+        },
+    }
+    passed = result.passed and not boundaries.disagreements
+    return replace(result, passed=passed, summary=summary, report=report)
 
 
 def _suites(adapter: str, chosen: list[str], options: StageOptions) -> StageResult:
@@ -171,6 +211,10 @@ def _services(options: StageOptions) -> StageResult:
     return run_services(server=options.server)
 
 
+def _store(options: StageOptions) -> StageResult:
+    return run_object_store(options.server)
+
+
 def _machine(options: StageOptions) -> StageResult:
     profile = ORACLE_PROFILES["ci"]
     profile = profile if options.shrink else replace(profile, shrink=False)
@@ -204,6 +248,8 @@ STAGES: tuple[Stage, ...] = (
           about="put-if-absent under a real race"),
     Stage("services", _services, needs_spark=False, in_quick=True,
           about="VACUUM, log cleanup, retention, time travel by timestamp on real files"),
+    Stage("store", _store, needs_spark=False, in_quick=True,
+          about="the log on an object store server on loopback (S3 unless --store names one)"),
     Stage("machine", _machine, needs_spark=False, in_quick=False,
           about="the differential state machine, ci profile, model vs impl"),
     Stage("spark", _spark, needs_spark=True, in_quick=False,

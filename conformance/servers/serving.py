@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import urllib.request
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ...impl.log.object_store import ObjectLogStore
 from .azurite import CONTAINER, azurite_server, shared_key_request
 from .moto_s3 import BUCKET, s3_server
 
-__all__ = ["STORE_KINDS", "ObjectStoreServer", "serving"]
+__all__ = ["STORE_KINDS", "ObjectStoreServer", "StoredObject", "serving"]
 
 STORE_KINDS = ("s3", "azure")
 """The object stores a server can be started for here. GCS has no emulator that installs from
@@ -49,10 +52,85 @@ class ObjectStoreServer:
         with urllib.request.urlopen(request, timeout=10):  # moto checks no signature
             pass
 
+    def list_raw(self, prefix: str) -> list[StoredObject]:
+        """Every object whose key starts with ``prefix``, as the server itself lists them (one
+        plain request per page, no client's path rules): the ground truth a store's keys, sizes
+        and modification times are held to."""
+        if self.kind == "azure":
+            return _azure_listing(self.options["endpoint"], prefix)
+        return _s3_listing(self.options["endpoint"], prefix)
+
     def log_store(self, root: Path | None = None) -> ObjectLogStore:
         """The log store of a fresh table on the server, named after ``root`` where given (for
         callers that make a local directory per table: the data files stay there)."""
         return ObjectLogStore(self.table_url(root.name if root else ""), self.options)
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One object as the server lists it: its full key, size and modification time (ms)."""
+
+    key: str
+    size: int
+    modification_time: int
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _s3_listing(endpoint: str, prefix: str) -> list[StoredObject]:
+    found: list[StoredObject] = []
+    token: str | None = None
+    while True:
+        query = {
+            "list-type": "2",
+            "prefix": prefix,
+            **({"continuation-token": token} if token else {}),
+        }
+        with urllib.request.urlopen(
+            f"{endpoint}/{BUCKET}?{urlencode(query)}", timeout=10
+        ) as answer:
+            root = ET.fromstring(answer.read())
+        ns = {"s3": root.tag.partition("}")[0].lstrip("{")}
+        for item in root.findall("s3:Contents", ns):
+            when = datetime.fromisoformat(
+                item.findtext("s3:LastModified", "", ns).replace("Z", "+00:00")
+            )
+            found.append(
+                StoredObject(
+                    item.findtext("s3:Key", "", ns),
+                    int(item.findtext("s3:Size", "0", ns)),
+                    _ms(when),
+                )
+            )
+        token = root.findtext("s3:NextContinuationToken", None, ns)
+        if root.findtext("s3:IsTruncated", "false", ns) != "true" or not token:
+            return found
+
+
+def _azure_listing(endpoint: str, prefix: str) -> list[StoredObject]:
+    found: list[StoredObject] = []
+    marker = ""
+    while True:
+        query = {
+            "comp": "list",
+            "prefix": prefix,
+            "restype": "container",
+            **({"marker": marker} if marker else {}),
+        }
+        body = shared_key_request(endpoint, "GET", CONTAINER, query=query)
+        root = ET.fromstring(body)
+        for blob in root.iter("Blob"):
+            props = blob.find("Properties")
+            size = int(props.findtext("Content-Length", "0")) if props is not None else 0
+            when = props.findtext("Last-Modified", "") if props is not None else ""
+            found.append(
+                StoredObject(blob.findtext("Name", ""), size, _ms(parsedate_to_datetime(when)))
+            )
+        marker = root.findtext("NextMarker", "") or ""
+        if not marker:
+            return found
 
 
 @contextmanager

@@ -32,7 +32,7 @@ def test_one_registry_names_the_stages_everywhere() -> None:
 
 def test_quick_leaves_out_the_state_machine_and_spark() -> None:
     quick = [s.name for s in chosen(quick=True)]
-    assert quick == ["model", "vectors", "race", "services"]
+    assert quick == ["model", "vectors", "race", "services", "store"]
     assert not any(s.needs_spark for s in chosen(quick=True))
     assert [s.name for s in chosen(["spark", "race"])] == ["race", "spark"]  # registry order
     with pytest.raises(ValueError, match="no such stages"):

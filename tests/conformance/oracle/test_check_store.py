@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from deltaspec.cli import check
-from deltaspec.conformance.servers.serving import STORE_KINDS
+from deltaspec.conformance.oracle.object_store_stage import check_keys
+from deltaspec.conformance.servers.serving import STORE_KINDS, serving
 
 
 def test_the_store_choices_are_the_servers_there_are() -> None:
@@ -53,3 +54,21 @@ def test_the_services_run_with_the_log_on_azure(tmp_path: Path) -> None:
     checks = report["reports"]["services"]["checks"]  # type: ignore[index]
     assert set(checks) == {"strays", "time travel", "retention", "checkpoints", "cleanup"}
     assert all(count > 0 for count in checks.values())
+
+
+@pytest.mark.rules("LOG.PUT_IF_ABSENT", "LOG.LISTING", "PATH.TABLE_LOCATION")
+def test_the_store_stage_runs_on_its_own_s3_server_on_the_defaults(tmp_path: Path) -> None:
+    report = _check(tmp_path, "local", "store")
+    assert report["store"] == "local" and report["passed"] is True
+    store = report["reports"]["store"]  # type: ignore[index]
+    assert store["server"] == "s3" and store["threads"] > 0 and store["keys"] > 0
+    assert (store["processes"]["many_winners"], store["processes"]["lost"]) == (0, 0)
+    assert all(count > 0 for count in store["services"]["checks"].values())
+    (row,) = report["stages"]  # type: ignore[misc]
+    assert row["summary"].startswith("s3 server at http://127.0.0.1:")
+
+
+@pytest.mark.rules("LOG.LISTING", "PATH.TABLE_LOCATION")
+def test_the_keys_an_azure_store_lists_are_the_servers(tmp_path: Path) -> None:
+    with serving("azure") as server:
+        assert check_keys(server) > 0
