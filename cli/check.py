@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                "skipped": skipped, "stages": stages, "reports": reports}  # fmt: skip
     args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print("\n".join(_table(stages)))
+    print(_reach(args.store, reports))
     verdict = _verdict(failed, skipped)
     print(f"deltaspec check: {verdict} in {seconds:.0f} s (report: {args.report})")
     return 1 if failed else 0
@@ -142,6 +143,16 @@ def _skipped(stages: list[dict[str, Any]], reports: dict[str, Any]) -> dict[str,
     if fixtures:
         skipped = {"fixtures": fixtures, **skipped}
     return skipped
+
+
+def _reach(store: str, reports: dict[str, Any]) -> str:
+    """What the run judged: the release profiles and where the log was kept."""
+    releases = reports.get("vectors", {}).get("release_boundaries", {}).get("releases", [])
+    profiles = f"{len(releases)} release profiles ({', '.join(releases)})" if releases else "none"
+    stores = ["local files" if store == "local" else store]
+    if "server" in reports.get("store", {}):
+        stores.append(f"{reports['store']['server']} (store stage)")
+    return f"judged at: {profiles}; the log on: {', '.join(dict.fromkeys(stores))}"
 
 
 def _verdict(failed: list[str], skipped: dict[str, str]) -> str:
