@@ -318,6 +318,8 @@ class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     tables: Counter[str] = field(default_factory=Counter)
     """Tables created, by protocol: ``full-feature <release>`` or ``default``."""
+    releases: Counter[str] = field(default_factory=Counter)
+    """Tables created, by the release profile drawn for them."""
 
 
 class OracleMachine(RuleBasedStateMachine):
@@ -397,6 +399,7 @@ class OracleMachine(RuleBasedStateMachine):
         release = self.release = parse_release(profile)
         protocol = PROTOCOLS[1] if release >= (3, 0, 0) else PROTOCOLS[0]
         self.tally.tables[f"full-feature {profile}" if full_features else "default"] += 1
+        self.tally.releases[profile] += 1
         if full_features:
             # every feature the release's writer can write, as delta-spark's own tests create
             # tables (TXN.WRITER_PROTOCOL)
@@ -675,6 +678,8 @@ class OracleReport:
     races: int
     outcomes: Mapping[str, int]
     tables: Mapping[str, int]
+    releases: Mapping[str, int] = field(default_factory=dict)
+    """Tables created, by release profile, newest first."""
 
     @property
     def steps_per_second(self) -> float:
@@ -763,4 +768,5 @@ def run_oracle(
         races,
         dict(tally.outcomes.most_common()),
         dict(sorted(tally.tables.items())),
+        dict(sorted(tally.releases.items(), key=lambda kv: parse_release(kv[0]), reverse=True)),
     )

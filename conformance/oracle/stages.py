@@ -227,7 +227,9 @@ def _machine(options: StageOptions) -> StageResult:
     except Divergence as divergence:
         return StageResult(False, divergence.message, {"divergence": divergence.message})
     where = "" if server is None else f", the impl's log on {server.kind}"
-    return StageResult(True, f"{oracle.steps} steps, model vs impl{where}", {"steps": oracle.steps})
+    drawn = ", ".join(oracle.releases)
+    summary = f"{oracle.steps} steps, model vs impl{where}, at release profiles {drawn}"
+    return StageResult(True, summary, {"steps": oracle.steps, "releases": dict(oracle.releases)})
 
 
 def _spark(options: StageOptions) -> StageResult:
