@@ -24,10 +24,11 @@ import pyarrow.parquet as pq
 from ...impl.checksum import checksum_name, write_checksum
 from ...impl.log.names import SIDECARS_DIR, compaction_name
 from ...model.actions import Action, Commit, CommitInfo
+from ...model.checkpoint import checkpointed
 from ...model.checksum import Checksum, version_checksum
 from ...model.log import compacted_actions, compacted_deltas_for_segment
 from ...model.profiles import profile
-from ...model.snapshot import Snapshot
+from ...model.snapshot import Snapshot, replay
 from ...model.timestamps import in_commit_timestamps_enabled, version_timestamp
 from ...model.v2_checkpoint import SIDECAR_COLUMNS, TOP_LEVEL_ORDER, v2_checkpoint
 from ..engines.model.adapter import read_log_action
@@ -339,10 +340,30 @@ def check_compaction_reads(table: Any, model_at: ModelAt, ranges: Sequence[tuple
     return through
 
 
+def check_reads_after_checkpoint(table: Any, checkpoint: int, until: int | None) -> int:
+    """LOG.COMPACTION after a checkpoint: the versions after checkpoint ``checkpoint`` (just
+    written, at its commit's time), up to the next checkpoint (``until``) or the latest, read by
+    a fresh log from that checkpoint, through the compaction files that start after it: each
+    the model's read of the checkpoint (``checkpointed``: what had expired when it was written
+    left out) with the later commits replayed, the version's timestamp included."""
+    latest = len(table.times) - 1
+    last = latest if until is None else until - 1
+    base = checkpointed(table.models[checkpoint], table.times[checkpoint])
+    for version in range(checkpoint + 1, last + 1):
+        model = replay(table.commits[checkpoint + 1 : version + 1], start=base)
+        got = _state(table.log().snapshot(version))
+        want = _model_state(model)
+        where = f"version {version} read from checkpoint {checkpoint} through {table.compactions}"
+        for key, value in want.items():
+            agree(f"{where}: {key}", got[key], value)
+    return max(0, last - checkpoint)
+
+
 __all__ = [
     "Mismatch",
     "check_checksums",
     "check_compaction_reads",
+    "check_reads_after_checkpoint",
     "check_v2_checkpoint",
     "plant_compactions",
 ]
