@@ -28,6 +28,14 @@ class FileSizeHistogram:
     file_counts: tuple[int, ...]
     total_bytes: tuple[int, ...]
 
+    def as_json(self) -> dict[str, list[int]]:
+        """As the checksum file spells it."""
+        return {
+            "sortedBinBoundaries": list(self.sorted_bin_boundaries),
+            "fileCounts": list(self.file_counts),
+            "totalBytes": list(self.total_bytes),
+        }
+
 
 def size_bin(size: int) -> int:
     """The index of the bin a file of ``size`` bytes counts in: the last boundary at or below
@@ -71,9 +79,10 @@ class Checksum:
     txn_id: str | None = None
     """The committing transaction's ``commitInfo.txnId``, when it has one."""
 
-    def verified_fields(self) -> dict[str, object]:
-        """The state fields CHECKSUM.VERIFY compares, plus ``inCommitTimestampOpt``, by their
-        names in the file (transactions and domains as their sorted keys)."""
+    def file_fields(self) -> dict[str, object]:
+        """The state fields CHECKSUM.VERIFY compares, plus ``inCommitTimestampOpt`` and
+        ``fileSizeHistogram``, by their names in the file (transactions and domains as their
+        sorted keys)."""
         fields: dict[str, object] = {
             "tableSizeBytes": self.table_size_bytes,
             "numFiles": self.num_files,
@@ -84,6 +93,7 @@ class Checksum:
             fields["inCommitTimestampOpt"] = self.in_commit_timestamp_opt
         fields["setTransactions"] = [t.app_id for t in self.set_transactions]
         fields["domainMetadata"] = [d.domain for d in self.domain_metadata]
+        fields["fileSizeHistogram"] = self.file_size_histogram.as_json()
         return fields
 
 

@@ -105,19 +105,10 @@ def checksum_mismatches(stored: Json, want: Checksum, model: Snapshot) -> list[s
     same("metadata", _decoded("metaData", stored.get("metadata"), model), want.metadata)
     same("protocol", _decoded("protocol", stored.get("protocol"), model), want.protocol)
     txns = [_decoded("txn", t, model) for t in stored.get("setTransactions") or ()]
-    same("setTransactions", txns, list(want.set_transactions))
+    same("setTransactions", _by_key(txns), _by_key(want.set_transactions))
     domains = [_decoded("domainMetadata", d, model) for d in stored.get("domainMetadata") or ()]
-    same("domainMetadata", domains, list(want.domain_metadata))
-    histogram = want.file_size_histogram
-    same(
-        "fileSizeHistogram",
-        stored.get("fileSizeHistogram"),
-        {
-            "sortedBinBoundaries": list(histogram.sorted_bin_boundaries),
-            "fileCounts": list(histogram.file_counts),
-            "totalBytes": list(histogram.total_bytes),
-        },
-    )
+    same("domainMetadata", _by_key(domains), _by_key(want.domain_metadata))
+    same("fileSizeHistogram", stored.get("fileSizeHistogram"), want.file_size_histogram.as_json())
     return wrong
 
 

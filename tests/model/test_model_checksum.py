@@ -68,7 +68,8 @@ def test_the_checksum_of_a_snapshot() -> None:
         bin_boundaries(), (0, 1, *[0] * 93), (0, 8192, *[0] * 93)
     )
     assert (checksum.in_commit_timestamp_opt, checksum.txn_id) == (1234, "txn")
-    assert checksum.verified_fields() == {
+    assert checksum.file_fields() == {
         "tableSizeBytes": 8192, "numFiles": 1, "numMetadata": 1, "numProtocol": 1,
         "inCommitTimestampOpt": 1234, "setTransactions": ["app"], "domainMetadata": ["d"],
+        "fileSizeHistogram": checksum.file_size_histogram.as_json(),
     }  # fmt: skip

@@ -438,7 +438,7 @@ class ModelAdapter:
             None,
         )
         ict = None if info is None else info.in_commit_timestamp
-        return version_checksum(snapshot, ict).verified_fields()
+        return version_checksum(snapshot, ict).file_fields()
 
     def listed_versions(self) -> tuple[int, ...]:
         """The commit versions still in the log (RETENTION.LOG)."""
