@@ -14,6 +14,12 @@ commit files) or, where the model has no function, from the spec's text: VACUUM
 (RETENTION.TOMBSTONES and impl/retention/vacuum.py's three conditions) and the version at a
 timestamp (the last commit at or before it, with times made strictly increasing). The probe times
 are chosen at the boundaries: exactly at a cut-off, and one millisecond after.
+
+The same tables carry the modern-feature artefacts (``artefacts``, ``dv_adds``): file sizes on and
+beside the checksum histogram's bin boundaries, txnIds, in-commit timestamps on a table in three,
+v2 checkpoints on a table in three, log compaction files the model writes; every checksum file,
+v2 checkpoint and read through a compaction file is judged by the model, and so are the
+deletion-vector adds of DELETE, UPDATE and MERGE.
 """
 
 from __future__ import annotations
