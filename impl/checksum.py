@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deltaspec.checksum_bins import bin_boundaries
 from deltaspec.rules import rule
 
 from . import codec
@@ -35,23 +36,9 @@ from .snapshot.state import Snapshot
 
 LOG = logging.getLogger(__name__)
 
-_MB = 1024 * 1024
-_BIN_STEPS = (  # (from, to, step) in MiB: delta-spark 4.4.0's file size histogram bins
-    (4, 40, 4),
-    (40, 120, 8),
-    (120, 144, 4),
-    (144, 576, 16),
-    (576, 1408, 64),
-    (1408, 2048, 128),
-    (2048, 4096, 256),
-)
-BIN_BOUNDARIES: tuple[int, ...] = (
-    0,
-    *(8192 * 2**i for i in range(9)),
-    *(m * _MB for low, high, step in _BIN_STEPS for m in range(low, high, step)),
-    *(4096 * _MB * 2**i for i in range(7)),
-)
-"""The ``fileSizeHistogram.sortedBinBoundaries`` delta-spark writes (bytes, 95 bins)."""
+BIN_BOUNDARIES: tuple[int, ...] = bin_boundaries()
+"""The ``fileSizeHistogram.sortedBinBoundaries`` delta-spark writes (bytes, 95 bins), from
+spec/data/file_size_histogram.json, which the model reads too."""
 
 COMPARED = (
     "tableSizeBytes",

@@ -8,9 +8,18 @@ from types import MappingProxyType
 
 from deltaspec.rules import rule
 
-from .actions import Action, Commit
+from .actions import (
+    Action,
+    AddFile,
+    Commit,
+    DomainMetadata,
+    Metadata,
+    Protocol,
+    RemoveFile,
+    SetTransaction,
+)
 from .checkpoint import checkpointed
-from .snapshot import Snapshot, apply_commit, replay
+from .snapshot import Snapshot, apply_commit, canonical_path, replay
 
 
 @rule("LOG.COMMIT_FILE_NAME")
@@ -157,6 +166,37 @@ def compacted_deltas_for_segment(
             kept.append(unit)
     covered = tuple(v for first, last in kept for v in range(first, last + 1))
     return tuple(kept) if compactions and covered == wanted else singles
+
+
+def _compaction_key(action: Action) -> tuple[object, ...] | None:
+    """What one action of a run is reconciled by: the protocol, the metadata, an app id, a
+    domain, a file key (SNAPSHOT.FILE_KEY); None for what a compaction file leaves out."""
+    if isinstance(action, Protocol | Metadata):
+        return (type(action).__name__,)
+    if isinstance(action, SetTransaction):
+        return ("txn", action.app_id)
+    if isinstance(action, DomainMetadata):
+        return ("domain", action.domain)
+    if isinstance(action, AddFile | RemoveFile):
+        return ("file", canonical_path(action.path), action.dv_id)
+    return None
+
+
+def compacted_actions(commits: Sequence[Commit]) -> tuple[Action, ...]:
+    """LOG.COMPACTION: what a log compaction file of ``commits`` (``x..y``, in order) holds, the
+    reconciled actions of the run: the last protocol and metadata, the last ``txn`` per app id,
+    the last ``domainMetadata`` per domain (a removal too: it removes a domain set before ``x``),
+    and per file key its last ``add`` or ``remove`` (a file added and removed in the run stays a
+    tombstone); no ``commitInfo`` and no ``cdc``. Replayed after version ``x - 1`` it gives the
+    state of version ``y`` (SNAPSHOT.RECONCILE)."""
+    kept: dict[tuple[object, ...], Action] = {}
+    for commit in commits:
+        for action in commit.actions:
+            key = _compaction_key(action)
+            if key is not None:
+                kept.pop(key, None)
+                kept[key] = action
+    return tuple(kept.values())
 
 
 class TimestampOutOfRange(ValueError):

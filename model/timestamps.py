@@ -117,23 +117,6 @@ def version_at(times: Mapping[int, int], timestamp: int) -> int | None:
     return max(earlier) if earlier else None
 
 
-@rule("CHECKSUM.WRITE", "CHECKSUM.VERIFY")
-def version_checksum(snapshot: Snapshot, in_commit_timestamp: int | None) -> dict[str, object]:
-    """CHECKSUM.WRITE: the state fields of ``<v>.crc`` for ``snapshot`` (those CHECKSUM.VERIFY
-    compares, plus ``inCommitTimestampOpt``); the model carries no txnId, histogram or file list."""
-    checksum: dict[str, object] = {
-        "tableSizeBytes": sum(f.size for f in snapshot.files.values()),
-        "numFiles": len(snapshot.files),
-        "numMetadata": 1,
-        "numProtocol": 1,
-    }
-    if in_commit_timestamp is not None:
-        checksum["inCommitTimestampOpt"] = in_commit_timestamp
-    checksum["setTransactions"] = sorted(snapshot.app_txns)
-    checksum["domainMetadata"] = sorted(snapshot.domains)
-    return checksum
-
-
 def rebased_past(prepared: PreparedCommit, winner: Commit, profile: Profile) -> PreparedCommit:
     """``prepared`` with the commitInfo it has after passing ``winner`` (ICT.RETRY)."""
     info = prepared.commit_info

@@ -227,6 +227,7 @@ CHECKSUM_FIELDS = {
     "numMetadata": "num_metadata",
     "numProtocol": "num_protocol",
     "inCommitTimestampOpt": "in_commit_timestamp_opt",
+    "fileSizeHistogram": "file_size_histogram",
 }
 
 
@@ -240,6 +241,8 @@ class ExpectedChecksum:
     num_metadata: int | None = None
     num_protocol: int | None = None
     in_commit_timestamp_opt: int | None = None
+    file_size_histogram: Json | None = None
+    """``sortedBinBoundaries``, ``fileCounts`` and ``totalBytes``, each in full."""
 
     @classmethod
     def of(cls, data: Json) -> ExpectedChecksum:

@@ -14,6 +14,12 @@ commit files) or, where the model has no function, from the spec's text: VACUUM
 (RETENTION.TOMBSTONES and impl/retention/vacuum.py's three conditions) and the version at a
 timestamp (the last commit at or before it, with times made strictly increasing). The probe times
 are chosen at the boundaries: exactly at a cut-off, and one millisecond after.
+
+The same tables carry the modern-feature artefacts (``artefacts``, ``dv_adds``): file sizes on and
+beside the checksum histogram's bin boundaries, txnIds, in-commit timestamps on a table in three,
+v2 checkpoints on a table in three, log compaction files the model writes; every checksum file,
+v2 checkpoint and read through a compaction file is judged by the model, and so are the
+deletion-vector adds of DELETE, UPDATE and MERGE.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -31,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from deltaspec.checksum_bins import bin_boundaries
 
 from ...impl.checkpoint.contents import checkpoint_table
 from ...impl.checkpoint.write import write_checkpoint
@@ -59,6 +68,15 @@ from ...model.profiles import profile
 from ...model.snapshot import Snapshot, apply_commit
 from ..engines.model.adapter import read_log_action
 from ..servers.hostile import STRAY_KEYS, hostile_urls, plant_local_strays
+from .artefacts import (
+    Mismatch,
+    check_checksums,
+    check_compaction_reads,
+    check_reads_after_checkpoint,
+    check_v2_checkpoint,
+    plant_compactions,
+)
+from .dv_adds import run_dv_adds
 from .service_probes import ProbeMismatch, run_probes
 from .stage_result import StageResult
 
@@ -72,6 +90,7 @@ MIDNIGHT = 1_699_920_000_000
 commit times."""
 SCENARIOS = 24
 PROTECTED_BEFORE = "delta.requireCheckpointProtectionBeforeVersion"
+ICT_PROPERTY = "delta.enableInCommitTimestamps"
 ONE_GO_RELEASE = "3.3.2"
 """A release whose cleanup deletes nothing below ``delta.requireCheckpointProtectionBeforeVersion``
 until it can reach it in one go; the newest truncates below it in chunks
@@ -100,6 +119,26 @@ class Table:
     configuration: dict[str, str] = field(default_factory=dict)
     dvs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Data file path -> the deletion vector (storage type ``p``) its add and remove carry."""
+    extras: random.Random = field(default_factory=random.Random)
+    """The draws of the modern-feature artefacts (file sizes, txnIds, in-commit timestamps, v2
+    checkpoints, compaction files): a generator of their own, so that every other draw of a
+    scenario stays as it was."""
+    v2: bool = False
+    """Checkpointed as v2 checkpoints (``v2Checkpoint``, ``delta.checkpointPolicy = v2``)."""
+    icts: list[int] = field(default_factory=list)
+    """Each commit's in-commit timestamp, by version, on a table with them (else empty)."""
+    lines: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Each commit's actions as written, by version (kept: cleanup deletes the files)."""
+    models: dict[int, Snapshot] = field(default_factory=dict)
+    """The model's snapshot of each version, replayed once."""
+    commits: list[Commit] = field(default_factory=list)
+    """Each commit as the model reads it, by version."""
+    compactions: list[tuple[int, int]] = field(default_factory=list)
+    """The commit ranges of the log compaction files written."""
+    artefact_reads: bool = True
+    """Whether the checks that read every version again run (the checksums, the reads through
+    compaction files): on every table on disk, on one in three on a server, where each read is
+    a round trip."""
     store: Any = field(init=False)
     """The log store of the table where the checks run (disk, or the server): one per table."""
 
@@ -117,6 +156,15 @@ class Table:
     def uri(self) -> str:
         """The table root as the URIs in its actions name it."""
         return self.url if self.url is not None else self.root.as_uri()
+
+    def commit_lines(self, version: int) -> list[dict[str, Any]]:
+        return self.lines[version]
+
+    @property
+    def version_times(self) -> list[int]:
+        """Each version's timestamp: its in-commit timestamp on a table with them, else its
+        commit file's time (ICT.TIME_TRAVEL)."""
+        return self.icts or self.times
 
     def log(self, clock: Callable[[], int] | None = None) -> Any:
         """A fresh ``DeltaLog`` (nothing read yet) on the table's store."""
@@ -168,6 +216,17 @@ def _protect(table: Table, seed: int) -> None:
     table.configuration[PROTECTED_BEFORE] = str(protected_before)
 
 
+def _modern_features(table: Table) -> None:
+    """A table in three is checkpointed as v2 checkpoints, one in three has in-commit
+    timestamps from version 0 (drawn from the table's own generator), on disk only (a read by
+    timestamp reads every commit's commitInfo, a round trip each on a server)."""
+    table.v2 = table.extras.random() < 1 / 3
+    if table.v2:
+        table.configuration["delta.checkpointPolicy"] = "v2"
+    if table.extras.random() < 1 / 3 and table.server is None:
+        table.configuration[ICT_PROPERTY] = "true"
+
+
 def _first_commit(table: Table, rng: random.Random) -> list[dict[str, Any]]:
     schema = {"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}  # fmt: skip
@@ -175,12 +234,18 @@ def _first_commit(table: Table, rng: random.Random) -> list[dict[str, Any]]:
                 "schemaString": json.dumps(schema), "partitionColumns": [],
                 "configuration": table.configuration, "createdTime": MIDNIGHT}  # fmt: skip
     writer_features = ["deletionVectors", "domainMetadata"]
+    reader_features = ["deletionVectors"]
     if PROTECTED_BEFORE in table.configuration:
         writer_features.append("checkpointProtection")
+    if table.v2:
+        writer_features.append("v2Checkpoint")
+        reader_features.append("v2Checkpoint")
+    if ICT_PROPERTY in table.configuration:
+        writer_features.append("inCommitTimestamp")
     protocol = {
         "minReaderVersion": 3,
         "minWriterVersion": 7,
-        "readerFeatures": ["deletionVectors"],
+        "readerFeatures": reader_features,
         "writerFeatures": writer_features,
     }
     return [{"protocol": protocol}, {"metaData": metadata}]  # fmt: skip
@@ -219,13 +284,40 @@ def _domains(version: int) -> list[dict[str, Any]]:
     return []
 
 
+def _size(table: Table) -> int:
+    """A file's size in bytes (its add says so; the file on disk is 4 bytes): on a bin boundary
+    of the checksum's file size histogram, one byte either side of it, or anywhere."""
+    boundaries = bin_boundaries()
+    if table.extras.random() < 0.2:
+        return table.extras.randint(0, 2**40)
+    return max(0, table.extras.choice(boundaries[:40]) + table.extras.choice([-1, 0, 0, 1]))
+
+
+def _commit_info(table: Table, version: int, moment: int) -> list[dict[str, Any]]:
+    """The commitInfo: on a table with in-commit timestamps every commit's, first, with its
+    timestamp (strictly increasing, unrelated to the file times); elsewhere on half the commits,
+    last; half of them with a ``txnId`` (CHECKSUM.WRITE)."""
+    ict = ICT_PROPERTY in table.configuration
+    if not ict and table.extras.random() < 0.5:
+        return []
+    info: dict[str, Any] = {"timestamp": moment, "operation": "WRITE"}
+    if ict:
+        table.icts.append(MIDNIGHT + version * HOUR + 17 + table.extras.randint(0, 999))
+        info["inCommitTimestamp"] = table.icts[-1]
+    if table.extras.random() < 0.5:
+        info["txnId"] = f"txn-{version}-{table.extras.randrange(10**6)}"
+    return [{"commitInfo": info}]
+
+
 def _commit(table: Table, rng: random.Random, version: int, live: list[str]) -> None:
     moment = _next_time(table, rng, version)
-    actions = _first_commit(table, rng) if version == 0 else []
+    info = _commit_info(table, version, moment)
+    first = info if ICT_PROPERTY in table.configuration else []
+    actions = first + (_first_commit(table, rng) if version == 0 else [])
     name = f"part-{version:03d}.parquet"
     _deletion_vector(table, name, version, moment)
     dv = {"deletionVector": table.dvs[name]} if name in table.dvs else {}
-    actions.append({"add": {"path": name, "partitionValues": {}, "size": 4,
+    actions.append({"add": {"path": name, "partitionValues": {}, "size": _size(table),
                             "modificationTime": moment, "dataChange": True, **dv}})  # fmt: skip
     _data_file(table, name, moment)
     if live and rng.random() < 0.6:
@@ -248,6 +340,8 @@ def _commit(table: Table, rng: random.Random, version: int, live: list[str]) -> 
             table.stamps.append(moment)
         actions.append({"txn": txn})
     live.append(name)
+    actions += [] if first else info
+    table.lines.append(actions)
     path = table.log_dir / f"{version:020d}.json"
     path.write_text("".join(json.dumps(a) + "\n" for a in actions), encoding="utf-8")
     _touch(path, moment)
@@ -262,8 +356,11 @@ def build_table(root: Path, seed: int, server: ObjectStoreServer | None = None) 
     count = rng.randint(6, 14)
     url = server.table_url(root.name) if server is not None else None
     table = Table(root, server, url, configuration=_configuration(rng))
+    table.extras = random.Random(f"artefacts {seed}")
+    table.artefact_reads = server is None or seed % 3 == 0
     table.checkpoints = sorted(rng.sample(range(2, count), rng.randint(1, 3)))
     _protect(table, seed)
+    _modern_features(table)
     table.log_dir.mkdir(parents=True)
     live: list[str] = []
     for version in range(count):
@@ -276,6 +373,7 @@ def build_table(root: Path, seed: int, server: ObjectStoreServer | None = None) 
     _data_file(table, "_change_data/cdc-00000.parquet", MIDNIGHT)  # not hidden: cleaned
     if server is not None:
         _copy_log_to_server(table)
+    table.compactions = plant_compactions(table, _model_at(table), table.extras)
     return table
 
 
@@ -295,13 +393,21 @@ def _copy_log_to_server(table: Table) -> None:
 
 
 def model_snapshot(table: Table, version: int) -> Any:
-    """The model's replay of commits 0..version, decoded by the model adapter."""
-    snapshot = Snapshot()
-    for v in range(version + 1):
-        lines = (table.log_dir / f"{v:020d}.json").read_text(encoding="utf-8").splitlines()
-        found = [read_log_action(json.loads(line), snapshot) for line in lines if line.strip()]
-        snapshot = apply_commit(snapshot, Commit(v, tuple(a for a in found if a is not None)))
-    return snapshot
+    """The model's replay of commits 0..version (each at its file's time), decoded by the model
+    adapter; replayed once per table."""
+    if version not in table.models:
+        snapshot = Snapshot()
+        table.commits.clear()
+        for v in range(len(table.times)):
+            found = [read_log_action(line, snapshot) for line in table.commit_lines(v)]
+            commit = Commit(v, tuple(a for a in found if a is not None), table.times[v])
+            table.commits.append(commit)
+            snapshot = table.models[v] = apply_commit(snapshot, commit)
+    return table.models[version]
+
+
+def _model_at(table: Table) -> Callable[[int], Snapshot]:
+    return lambda version: model_snapshot(table, version)
 
 
 def model_kept(snapshot: Any, now: int) -> dict[str, set[str]]:
@@ -393,14 +499,15 @@ def expected_version_at(times: list[int], timestamp: int) -> int | str:
 
 def check_time_travel(table: Table) -> int:
     log = table.log()
-    probes = sorted({t + d for t in _adjusted(table.times) for d in (-1, 0, 1)})
+    times = table.version_times
+    probes = sorted({t + d for t in _adjusted(times) for d in (-1, 0, 1)})
     for timestamp in probes:
         got: int | str
         try:
             got = version_at(log, timestamp)
         except DeltaError as error:
             got = type(error).__name__
-        _agree(f"version at {timestamp}", got, expected_version_at(table.times, timestamp))
+        _agree(f"version at {timestamp}", got, expected_version_at(times, timestamp))
     return len(probes)
 
 
@@ -547,25 +654,53 @@ def write_checkpoints(table: Table, rng: random.Random) -> int:
         if parts is not None:
             _interrupted_write(table, log, version, parts, now)
         result = write_checkpoint(log, log.snapshot(version), parts=parts, now_ms=now)
-        rows = pa.concat_tables([pq.read_table(log.store.open_file(n)) for n in result.files],
-                                promote_options="default")  # fmt: skip
-        want = model_kept(model_snapshot(table, version), now)
-        got = _arrow_kept(rows)
-        for kind in KINDS:
-            _agree(f"checkpoint {version} {kind}", _sorted(got[kind]), _sorted(want[kind]))
-        _check_hint(table, version, rows, want)
-        _check_files(table, version, parts)
+        following = [v for v in table.checkpoints if v > version]
+        if table.artefact_reads:
+            check_reads_after_checkpoint(table, version, following[0] if following else None)
+        if table.v2:
+            model = model_snapshot(table, version)
+            check_v2_checkpoint(table, result.files, model, now, _hint(table))
+            _check_read_back(table, version, model_kept(model, now))
+        else:
+            _check_classic(table, log, version, parts, result, now)
         for name in result.files:
             table.touch_log_file(name, 1000)
     return len(table.checkpoints)
 
 
+def _check_classic(
+    table: Table, log: Any, version: int, parts: int | None, result: Any, now: int
+) -> None:
+    """A classic or multi-part checkpoint just written, read back: what the model's checkpoint
+    holds, the complete set of files the model names, described by ``_last_checkpoint``."""
+    rows = pa.concat_tables([pq.read_table(log.store.open_file(n)) for n in result.files],
+                            promote_options="default")  # fmt: skip
+    want = model_kept(model_snapshot(table, version), now)
+    got = _arrow_kept(rows)
+    for kind in KINDS:
+        _agree(f"checkpoint {version} {kind}", _sorted(got[kind]), _sorted(want[kind]))
+    _check_hint(table, version, rows, want)
+    _check_files(table, version, parts)
+
+
+def _check_read_back(table: Table, version: int, want: dict[str, set[str]]) -> None:
+    """A fresh load of ``version`` starts at the checkpoint just written and gives the model's
+    live files and tombstones (CHECKPOINT.READ of a v2 checkpoint: its sidecar read)."""
+    snapshot = table.log(clock=_fixed(table.times[version])).snapshot(version)
+    _agree(f"checkpoint {version} read back: its start", snapshot.checkpoint_version, version)
+    _agree(f"checkpoint {version} read back: live files", _sorted({p for p, _ in snapshot.files}),
+           _sorted(want["add"]))  # fmt: skip
+    _agree(f"checkpoint {version} read back: tombstones",
+           _sorted({p for p, _ in snapshot.tombstones}), _sorted(want["remove"]))  # fmt: skip
+
+
 def _tear_earlier_checkpoints(table: Table) -> list[int]:
     """On every other table, the checkpoints before the latest are torn (their first file
     holds a Parquet magic and nothing else, still timed as written): cleanup must not start
-    the kept log at one (RETENTION.VERIFIED_CHECKPOINT). The earlier checkpoints left whole."""
+    the kept log at one (RETENTION.VERIFIED_CHECKPOINT). The earlier checkpoints left whole,
+    and so are v2 checkpoints (their top-level file is JSON)."""
     earlier = table.checkpoints[:-1]
-    if len(table.times) % 2:
+    if len(table.times) % 2 or table.v2:
         return earlier
     for version in earlier:
         first = _checkpoint_files(table, version)[0].name
@@ -575,7 +710,8 @@ def _tear_earlier_checkpoints(table: Table) -> list[int]:
 
 
 def _is_commit(name: str) -> bool:
-    return name.endswith(".json") and name[:20].isdigit()
+    """A commit file's name (not a v2 checkpoint's ``<v>.checkpoint.<uuid>.json``)."""
+    return re.fullmatch(r"[0-9]{20}\.json", name) is not None
 
 
 def check_cleanup(table: Table, rng: random.Random) -> int:
@@ -639,15 +775,21 @@ def check_strays(table: Table) -> int:
 
 CHECKS: tuple[tuple[str, Callable[[Table, random.Random], int]], ...] = (
     ("strays", lambda table, rng: check_strays(table)),
+    ("compaction reads", lambda t, rng: check_compaction_reads(t, _model_at(t), t.compactions)),
+    ("checksums", lambda table, rng: check_checksums(table, _model_at(table), table.extras)),
     ("time travel", lambda table, rng: check_time_travel(table)),
     ("retention", lambda table, rng: check_retention(table)),
     ("vacuum", lambda table, rng: check_vacuum(table)),
     ("checkpoints", write_checkpoints),
     ("cleanup", check_cleanup),
 )
-"""In this order: VACUUM before cleanup (it reads the commits cleanup deletes)."""
+"""In this order: VACUUM before cleanup (it reads the commits cleanup deletes); the compaction
+reads and the checksums before any checkpoint (a read from a checkpoint would skip the
+compaction files, and holds no app transaction that had expired when it was written)."""
 NOT_ON_SERVERS = frozenset({"vacuum"})
 """What does not run on an object store: VACUUM lists the table's data files on disk only."""
+ARTEFACT_READS = frozenset({"compaction reads", "checksums"})
+"""The checks that read every version again: only on a table with ``artefact_reads``."""
 
 
 def run_scenario(
@@ -661,9 +803,11 @@ def run_scenario(
     for name, check in CHECKS:
         if server is not None and name in NOT_ON_SERVERS:
             continue
+        if name in ARTEFACT_READS and not table.artefact_reads:
+            continue
         try:
             counts[name] = check(table, rng)
-        except ServiceMismatch as mismatch:
+        except (ServiceMismatch, Mismatch) as mismatch:
             raise ServiceMismatch(f"scenario {seed}, {name}: {mismatch}") from None
     return counts
 
@@ -674,16 +818,24 @@ def run_services(
     """The one-off probes, then every scenario; the first disagreement fails the stage."""
     workdir = Path(tempfile.mkdtemp(prefix="deltaspec-services-"))
     totals: dict[str, int] = {}
+    notes: list[str] = []
     try:
         if server is None:
             totals["probe"] = run_probes(workdir)  # first: 40 ms, where the scenarios take 7 s
+            touched = run_dv_adds(workdir)
+            if touched is None:
+                notes.append("no deletion-vector adds judged: pyspark is not installed")
+            else:
+                totals["deletion-vector file"] = touched
         for seed in range(scenarios):
             for name, count in run_scenario(seed, workdir, server).items():
                 totals[name] = totals.get(name, 0) + count
-    except (ServiceMismatch, ProbeMismatch) as mismatch:
+    except (ServiceMismatch, ProbeMismatch, Mismatch) as mismatch:
         return StageResult(False, str(mismatch)[:500], {"mismatch": str(mismatch)})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     checks = ", ".join(f"{count} {name}" for name, count in totals.items())
     where = "" if server is None else f" with the log on {server.kind} (no VACUUM: data on disk)"
-    return StageResult(True, f"{scenarios} tables{where}: {checks} checks", {"checks": totals})
+    note = "".join(f"; {n}" for n in notes)
+    summary = f"{scenarios} tables{where}: {checks} checks{note}"
+    return StageResult(True, summary, {"checks": totals, "notes": notes})

@@ -993,6 +993,8 @@ def compaction_vectors() -> list[Json]:
              snapshot(2, LIVE[2], **tomb),
              {"version": None, "expect": {"version": 5, "files": LIVE[5], **tomb}}],
         ),
+        compaction_ending_at_the_target(),
+        compaction_after_a_checkpoint(),
         vector(
             "log/compaction/never-replaces-a-missing-commit",
             "Commit 2 is missing although a compaction file covers 1-3: the commits after the "
@@ -1002,6 +1004,58 @@ def compaction_vectors() -> list[Json]:
             [{"version": None, "error": "VERSIONS_NOT_CONTIGUOUS"}],
         ),
     ]  # fmt: skip
+
+
+def compaction_ending_at_the_target() -> Json:
+    """LOG.COMPACTION: a compaction file that ends at the version read, on a table with in-commit
+    timestamps: its reconciled actions keep a file added and removed inside its range as a
+    tombstone, the latest txn per app and a domain's removal; no commitInfo."""
+    log = ict_table(1000, 2000, 3000, 4000)
+    log[name(0)].append(domain("gone", "1"))
+    log[name(1)] += [txn("app", 1), add("x")]
+    log[name(2)] += [remove("x"), txn("app", 2), domain("kept", "2")]
+    log[name(3)] += [domain("gone", "", removed=True)]
+    compacted = [add("b"), txn("app", 2), remove("x"), add("c"), domain("kept", "2"),
+                 domain("gone", "", removed=True), add("d")]  # fmt: skip
+    log[f"{1:020d}.{3:020d}.compacted.json"] = compacted
+    state = {"tombstones": ["x"], "app_txns": {"app": 2}, "domains": {"kept": "2"}}
+    return vector(
+        "log/compaction/ends-at-the-target",
+        "In-commit timestamps from version 0 (1000-4000 ms) and a compaction file of commits "
+        "1-3, the latest: it holds their reconciled actions (x, added by 1 and removed by 2, "
+        "stays a tombstone; app's txn is 2's; domain gone is removed by 3), and no commitInfo. "
+        "Version 3 may replay it in place of commits 1-3; a timestamp read still finds each "
+        "version by its own commit's in-commit timestamp, inside the range too.",
+        ["LOG.COMPACTION", "ICT.TIME_TRAVEL", "SNAPSHOT.RECONCILE"],
+        log,
+        [{"version": None, "expect": {"version": 3, "files": ["a", "b", "c", "d"], **state}},
+         {"timestamp": 4000, "expect": {"version": 3, "files": ["a", "b", "c", "d"], **state}},
+         {"timestamp": 3999, "expect": {"version": 2, "files": ["a", "b", "c"],
+                                        "tombstones": ["x"], "app_txns": {"app": 2},
+                                        "domains": {"gone": "1", "kept": "2"}}},
+         snapshot(1, ["a", "b", "x"], app_txns={"app": 1}, domains={"gone": "1"})],
+    )  # fmt: skip
+
+
+def compaction_after_a_checkpoint() -> Json:
+    """LOG.COMPACTION after a checkpoint: a compaction file starting after it is used, one
+    starting at or below it is not."""
+    compacted = {
+        f"{3:020d}.{5:020d}.compacted.json": [add("d"), add("e"), add("f")],
+        f"{1:020d}.{4:020d}.compacted.json": [add("b"), remove("a"), add("c"), add("d"),
+                                              add("e")],
+    }  # fmt: skip
+    return vector(
+        "log/compaction/starts-after-a-checkpoint",
+        "A checkpoint of version 2, a compaction file of commits 3-5 and one of 1-4: reading 5 "
+        "starts at the checkpoint and may replay 3-5 in place of those commits; reading 4 "
+        "starts there too, where 1-4 starts below the start and 3-5 ends past the target, so "
+        "commits 3 and 4 are replayed.",
+        ["LOG.COMPACTION", "CHECKPOINT.READ"],
+        {**commits(0, 1, 2, 3, 4, 5), checkpoint_name(2): {"checkpoint": state_rows(2)},
+         **hint(2, 5), **compacted},
+        [snapshot(5, LIVE[5], tombstones=["a"]), snapshot(4, LIVE[4], tombstones=["a"])],
+    )  # fmt: skip
 
 
 def checkpoint_v2_vectors() -> list[Json]:

@@ -31,13 +31,13 @@ from ....model.checkpoint import (
     tombstones,
     vacuum_deletes,
 )
+from ....model.checksum import version_checksum
 from ....model.features import misplaced_feature_lists
 from ....model.log import Log, TimestampOutOfRange, version_at_timestamp
 from ....model.outcomes import Committed, Conflict, Outcome, Pending, Rejected, Skipped
 from ....model.predicates import parse
 from ....model.profiles import profile
 from ....model.snapshot import Snapshot, data_file_path
-from ....model.timestamps import version_checksum
 from ...harness import actions as staged
 from ...harness import outcomes, wire
 from ...harness.adapter import ACTION_LEVEL, Capability, Json, TableSetup, WriterSpec
@@ -437,7 +437,8 @@ class ModelAdapter:
             (a for a in self.machine.log.commits[version].actions if isinstance(a, CommitInfo)),
             None,
         )
-        return version_checksum(snapshot, None if info is None else info.in_commit_timestamp)
+        ict = None if info is None else info.in_commit_timestamp
+        return version_checksum(snapshot, ict).file_fields()
 
     def listed_versions(self) -> tuple[int, ...]:
         """The commit versions still in the log (RETENTION.LOG)."""

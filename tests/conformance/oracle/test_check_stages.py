@@ -54,13 +54,15 @@ def test_a_stage_that_raises_fails_and_one_that_cannot_run_is_skipped() -> None:
 
 @pytest.mark.rules(
     "RETENTION.LOG", "RETENTION.TOMBSTONES", "RETENTION.SET_TRANSACTION",
-    "RETENTION.CHECKPOINT_PROTECTION",
+    "RETENTION.CHECKPOINT_PROTECTION", "CHECKSUM.WRITE", "CHECKPOINT.V2_WRITE", "LOG.COMPACTION",
 )  # fmt: skip
 def test_the_services_agree_with_the_model_on_real_tables(tmp_path: Path) -> None:
     for seed in range(4):
         counts = services.run_scenario(seed, tmp_path)
         assert set(counts) == {
             "strays",
+            "compaction reads",
+            "checksums",
             "time travel",
             "retention",
             "vacuum",
