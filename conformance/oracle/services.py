@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaspec.checksum_bins import bin_boundaries
+from deltaspec.releases_table import behaviours
 
 from ...impl.checkpoint.contents import checkpoint_table
 from ...impl.checkpoint.write import write_checkpoint
@@ -95,6 +96,9 @@ ONE_GO_RELEASE = "3.3.2"
 """A release whose cleanup deletes nothing below ``delta.requireCheckpointProtectionBeforeVersion``
 until it can reach it in one go; the newest truncates below it in chunks
 (``checkpoint_protection_chunked_cleanup``, RETENTION.CHECKPOINT_PROTECTION)."""
+CHUNKED_SINCE = ".".join(map(str, behaviours()["checkpoint_protection_chunked_cleanup"].since))
+"""The first release that truncates in chunks: a protected table's cleanup runs there too, so a
+boundary moved to a later release is seen."""
 
 
 class ServiceMismatch(AssertionError):
@@ -719,15 +723,16 @@ def check_cleanup(table: Table, rng: random.Random) -> int:
     model's ``expired_log_versions`` (with only the whole checkpoints as starts); the latest
     state and the kept versions still read. On a table with ``checkpointProtection``
     (RETENTION.CHECKPOINT_PROTECTION), a cleanup as 3.3.2 does first (nothing below the
-    protected version but in one go), then one as the newest release does at the same time
-    (in chunks): the commits both deleted are the model's for the newest release."""
+    protected version but in one go), then as the first release that truncates in chunks does,
+    then as the newest does, at the same time: the commits deleted are the model's for each."""
     latest_checkpoint = table.checkpoints[-1]
     retention = interval_ms(table.configuration["delta.logRetentionDuration"])
     pivot = table.times[rng.randrange(latest_checkpoint)]
     now = pivot - pivot % DAY + rng.choice([0, DAY]) + retention + rng.choice([0, 1, HOUR])
     model = model_snapshot(table, len(table.times) - 1)
     whole = _tear_earlier_checkpoints(table)
-    releases = [None] if PROTECTED_BEFORE not in table.configuration else [ONE_GO_RELEASE, None]
+    chunked = [CHUNKED_SINCE, None]  # the first release that truncates in chunks, the newest
+    releases = [None] if PROTECTED_BEFORE not in table.configuration else [ONE_GO_RELEASE, *chunked]
     log = table.log()
     latest = log.snapshot()
     got: list[int] = []
