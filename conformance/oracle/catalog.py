@@ -35,7 +35,7 @@ SPARK_PREFIX = "spark."
 """A ``where`` of the Spark path (``spark.<module>:<qualname>``, under ``deltaspec``); any other
 ``module:qualname`` is under ``deltaspec.impl``."""
 SIDES = ("impl", "spark")
-STAGE_NAMES = ("vectors", "race", "machine", "services", "spark")
+STAGE_NAMES = ("vectors", "race", "machine", "services", "store", "spark")
 """Every stage a mutant may name: today's three, and the table-services stage (VACUUM, log
 cleanup, retention, time travel) and the differential Spark stage (against live delta-spark)."""
 
@@ -45,7 +45,7 @@ class MutantError(Exception):
     not found exactly once."""
 
 
-STAGES: tuple[str, ...] = ("vectors", "race", "services", "machine", "spark")
+STAGES: tuple[str, ...] = ("vectors", "race", "services", "store", "machine", "spark")
 """The stages a mutant runs, in order: ``IMPL_STAGE_NAMES`` of conformance/oracle/stages.py, the
 registry ``deltaspec check`` runs too (spelled out here, in a module light to import, for the
 parser of ``deltaspec mutants``; a test keeps them equal). The vectors on the model alone are
@@ -770,9 +770,84 @@ REAL_BUGS: tuple[Mutant, ...] = (
 impl. Three more are older entries: delete-delete-skipped (delta-io/delta#7163),
 in-commit-timestamps-ignored (delta-io/delta#4294), cleanup-trusts-unread-checkpoint."""
 
+FRESH_BATCH: tuple[Mutant, ...] = (
+    _m("resolvable-keys-from-4-1", "v4.3.0's wider resolvable metadata keys from v4.1.0",
+       "CONFLICT.METADATA_RESOLUTION",
+       'profile.has("more_resolvable_keys")', 'profile.has("metadata_resolution")',
+       SURVIVES, "vectors", function="txn.conflicts:_metadata_change_resolvable"),
+    _m("duplicate-check-from-4-1", "the duplicate-action check from v4.1.0 instead of v4.3.0",
+       "TXN.DUPLICATE_ACTIONS",
+       'profile.has("duplicate_action_check")', 'profile.has("metadata_resolution")',
+       "vectors"),
+    _m("stats-struct-from-3-1", "checkpoints carry stats_parsed by default from v3.1.0, not v3.0.0",
+       "CHECKPOINT.STATS_AS_STRUCT",
+       'profile.has("stats_as_struct_by_default")', 'profile.has("append_shortcuts")',
+       SURVIVES, "vectors"),
+    _m("chunked-cleanup-from-4-1", "chunked cleanup under checkpoint protection from v4.1.0",
+       "RETENTION.CHECKPOINT_PROTECTION",
+       'profile.has("checkpoint_protection_chunked_cleanup")', 'profile.has("metadata_resolution")',
+       "services", function="retention.log_cleanup:cleanup_may_truncate"),
+    _m("object-store-create-overwrites", "the object store's put-if-absent overwrites",
+       "LOG.PUT_IF_ABSENT",
+       'key, bytes(data), mode="create")', 'key, bytes(data), mode="overwrite")',
+       "store", function="log.object_store:ObjectLogStore.write_new"),
+    _m("object-store-root-prefix-top-folder", "a nested table's keys go under its top folder",
+       "PATH.TABLE_LOCATION",
+       'return f"{self.prefix}/{relative}" if self.prefix else relative',
+       'return f"{self.prefix.split(\'/\')[0]}/{relative}" if self.prefix else relative',
+       "store", function="log.location:TableLocation.key"),
+    _m("sidecar-drops-tombstones", "a v2 checkpoint's sidecar keeps adds only",
+       "CHECKPOINT.V2_WRITE",
+       "keep = pc.or_(pc.is_valid(adds), pc.is_valid(removes))", "keep = pc.is_valid(adds)",
+       "services", function="checkpoint.v2:_sidecar_rows"),
+    _m("sidecar-num-actions-counts-all", "sidecarNumActions counts every checkpoint row",
+       "CHECKPOINT.V2_WRITE",
+       '"sidecarNumActions": str(rows.num_rows)', '"sidecarNumActions": str(table.num_rows)',
+       "services", function="checkpoint.v2:write_v2_checkpoint"),
+    _m("histogram-bin-one-up", "an updated histogram counts a file one bin up",
+       "CHECKSUM.WRITE",
+       "index = bisect.bisect_right(BIN_BOUNDARIES, size) - 1",
+       "index = min(bisect.bisect_right(BIN_BOUNDARIES, size), len(BIN_BOUNDARIES) - 1)",
+       "vectors", function="checksum:updated_histogram"),
+    _m("compaction-hides-last-commit", "a compaction file ending at the target hides its commit",
+       "LOG.COMPACTION",
+       "ends_compacted = bool(units) and units[-1][0] != units[-1][1]", "ends_compacted = False",
+       "services", function="replay.compaction:replay_commits"),
+    _m("dedup-from-2-3", "set transactions deduplicated from v2.3.0 instead of v2.1.0",
+       "TXN.SET_TRANSACTION_DEDUP",
+       'profile.has("set_transaction_dedup")', 'profile.has("empty_commit_skip")',
+       "vectors"),
+    _m("single-protocol-from-3-0", "at most one protocol per commit from v3.0.0, not v2.3.0",
+       "TXN.SINGLE_PROTOCOL",
+       'profile.has("single_protocol_check")', 'profile.has("domain_metadata")',
+       "vectors"),
+    _m("table-isolation-from-2-3", "delta.isolationLevel read from v2.3.0 instead of v2.1.0",
+       "ISOLATION.NONE",
+       'profile.has("table_isolation_property")', 'profile.has("empty_commit_skip")',
+       "vectors", function="txn.transaction:OptimisticTransaction._isolation_level"),
+    _m("txn-id-from-2-1", "commitInfo carries txnId from v2.1.0 instead of v1.2.0",
+       "TXN.COMMIT_INFO",
+       'profile.has("txn_id")', 'profile.has("table_isolation_property")',
+       "vectors", function="txn.transaction:OptimisticTransaction._commit_info"),
+    _spark("replace-where-follows-dynamic-mode", "replaceWhere follows the session's dynamic "
+           "partition-overwrite mode", "TXN.READ_PREDICATES",
+           "if opts.replace_where is not None:\n        dynamic = False", "pass",
+           function="spark.options:dynamic_partition_overwrite"),
+    _spark("timestamp-ignores-session-zone", "a timestamp without offset is read in UTC",
+           "SNAPSHOT.TIME_TRAVEL",
+           'zone = "UTC" if spark is None else spark.conf.get("spark.sql.session.timeZone", "UTC")',
+           'zone = "UTC"', function="spark.read:parse_timestamp"),
+    _spark("dv-bounds-stay-tight", "a file given a deletion vector keeps tightBounds true",
+           "DV.WRITE", 'parsed["tightBounds"] = False', 'parsed["tightBounds"] = True',
+           function="spark.deletion_vectors:loose_stats"),
+)  # fmt: skip
+"""A fresh batch written on 2026-12-02 (issue 55) before reading the rest of the catalog, in
+areas its earlier entries do not cover: release boundaries, the object store, v2 checkpoints'
+sidecars, the checksum's histogram, log compaction and Spark session settings."""
+
 CATALOG: tuple[Mutant, ...] = (
     *CONFLICTS, *TRANSACTION, *LOG, *REPLAY, *CHECKPOINT, *SERVICES, *TABLE, *CODEC, *SPARK,
-    *REAL_BUGS,
+    *REAL_BUGS, *FRESH_BATCH,
 )  # fmt: skip
 
 
