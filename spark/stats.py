@@ -150,7 +150,7 @@ def _chunk_statistics(metadata: pq.FileMetaData) -> dict[tuple[str, ...], list[A
 def tight_bounds(protocol: Protocol | None) -> bool | None:
     """The ``tightBounds`` a newly written file's stats carry: true where the table's protocol
     supports deletion vectors (delta-spark 4.4.0 puts it in the stats of every file it writes
-    there, DV.STATS), else left out (None)."""
+    there, as a file just written holds exactly its rows), else left out (None)."""
     supported = protocol is not None and "deletionVectors" in features.features(protocol)
     return True if supported else None
 
