@@ -72,6 +72,7 @@ from ..impl.snapshot.state import Snapshot
 from ..impl.snapshot.time_travel import version_at
 from ..impl.txn.transaction import OptimisticTransaction
 from . import conditions, files, partition_sql, rewrite, stats
+from . import deletion_vectors as dvs
 from . import errors as spark_errors
 from . import schema as schemas
 from .errors import (
@@ -89,6 +90,9 @@ from .s3a import local_root
 from .write import DeltaWriter, assert_removable, commit_write, require_writable
 
 NAME = "deltaspec"
+SESSION_TIME_ZONE = "__session_time_zone"
+"""The read option DeltaspecSource.java sets to the session's time zone (a Python source has no
+session to ask)."""
 BEHIND_JVM = "deltaspec_python"  # the Python data source's name when the JVM one is "deltaspec"
 # partition column types whose text form pyarrow writes as Spark does
 _PARTITION_TYPES = {"string", "integer", "long", "short", "byte", "date", "boolean"}
@@ -140,7 +144,8 @@ def _snapshot(options: Mapping[str, str]) -> Snapshot:
     if version is not None and moment is not None:
         raise InvalidOptionError("give versionAsOf or timestampAsOf, not both")
     if moment is not None:
-        return log.snapshot(version_at(log, parse_timestamp(None, moment)))
+        zone = options.get(SESSION_TIME_ZONE)  # DeltaspecSource.java puts it in
+        return log.snapshot(version_at(log, parse_timestamp(None, moment, zone)))
     if version is not None:
         text = str(version).strip()
         if not text.isdigit():
@@ -448,6 +453,8 @@ class _Writer(DataSourceArrowWriter):
         self.leaves = stats.indexed_leaves(
             plan.schema, self.partition_columns, plan.final.configuration
         )
+        protocol = dvs.written_protocol(txn.snapshot, plan.final.configuration)
+        self.tight = stats.tight_bounds(protocol)
         self.staging = os.path.join(files.STAGING_DIR, str(uuid.uuid4()))
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Written:
@@ -479,7 +486,7 @@ class _Writer(DataSourceArrowWriter):
             final = f"{directory}/{name}" if directory else name
             staged = os.path.join(staging, final.replace("/", "_"))
             pq.write_table(rows.drop_columns(columns), staged, compression="snappy")
-            text, counts = stats.file_stats(pq.read_metadata(staged), self.leaves)
+            text, counts = stats.file_stats(pq.read_metadata(staged), self.leaves, self.tight)
             for column in self.not_null:
                 nulls[column] += counts.get(column, 0) + (
                     column in values and values[column] is None
@@ -537,7 +544,7 @@ class _Writer(DataSourceArrowWriter):
                 self.opts,
                 self.now,
                 rows,
-                dynamic=self.dynamic and bool(self.partition_columns),
+                dynamic=bool(self.opts.dynamic_partition_overwrite),  # no session to ask here
             )
         except (errors.DeltaConcurrentModificationException, errors.CommitValidationError):
             rewrite.discard(self.root, adds)  # certainly not committed: the files are garbage

@@ -34,6 +34,14 @@ def enabled(snapshot: Snapshot) -> bool:
     return supported and enabled_in(snapshot.metadata.configuration)
 
 
+def written_protocol(snapshot: Snapshot | None, configuration: Mapping[str, str]) -> Protocol:
+    """The protocol of a table being written: its own, or for a new table the one its
+    creation with ``configuration`` gives it (:func:`created_protocol`)."""
+    if snapshot is None:
+        return created_protocol(configuration, Protocol(1, 2))
+    return snapshot.protocol
+
+
 def created_protocol(configuration: Mapping[str, str], legacy: Protocol) -> Protocol:
     """A new table's protocol: ``legacy`` unless its properties enable deletion vectors, which
     need the ``deletionVectors`` reader and writer feature (delta-spark then writes the legacy
@@ -67,11 +75,6 @@ def loose_stats(text: str | None) -> str | None:
     parsed = json.loads(text)
     parsed["tightBounds"] = False
     return json.dumps(parsed, separators=(",", ":"))
-
-
-def _record_count_stats(text: str | None) -> str | None:
-    count = stats.num_records(text)
-    return None if count is None else json.dumps({"numRecords": count}, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -130,5 +133,4 @@ def _old_rows(root: str, add: AddFile) -> set[int]:
 def _remove(add: AddFile, now: int) -> RemoveFile:
     """The tombstone of a file whose DV changes (or that loses every row): the old DV, stats
     reduced to ``numRecords``."""
-    tombstone = rewrite.remove(add, now, with_stats=True)
-    return replace(tombstone, stats=_record_count_stats(add.stats))
+    return rewrite.remove(add, now, with_stats=True)

@@ -180,12 +180,13 @@ def _adds(
     leaves: list[tuple[tuple[str, ...], Any]],
     data_change: bool,
     footer: Callable[[str], pq.FileMetaData] = pq.read_metadata,
+    tight: bool | None = None,
 ) -> tuple[list[AddFile], dict[str, int]]:
     """The AddFile of each written file (statistics from its footer, read from ``source`` by
     ``footer``) and the nulls per column (partition columns counted from the values)."""
     adds, nulls = [], dict.fromkeys(partition_columns, 0)
     for file in found:
-        text, counts = stats.file_stats(footer(file.source), leaves)
+        text, counts = stats.file_stats(footer(file.source), leaves, tight)
         for column, count in counts.items():
             nulls[column] = nulls.get(column, 0) + count
         for column, partition_value in file.values.items():
@@ -219,6 +220,7 @@ def _write_s3(
     data_change: bool,
     not_null: Sequence[str],
     writer_options: Mapping[str, str] | None,
+    tight: bool | None,
 ) -> WrittenFiles:
     """The S3 write: each file at its final name, footers read from the bucket; files of a write
     refused for a NOT NULL violation are deleted again."""
@@ -243,6 +245,7 @@ def _write_s3(
         leaves,
         data_change,
         lambda relative: pq.read_metadata(object_files.object_path(root, relative), filesystem=s3),
+        tight,
     )
     try:
         _check_not_null(nulls, not_null, root)
@@ -261,15 +264,17 @@ def write_files(
     data_change: bool = True,
     not_null: Sequence[str] = (),
     writer_options: Mapping[str, str] | None = None,
+    tight: bool | None = None,
 ) -> WrittenFiles:
     """Write ``df`` (already in table column order) as data files of the table at ``root`` (a
-    local directory, or an S3 URL the session's S3A settings reach).
+    local directory, or an S3 URL the session's S3A settings reach); ``tight``: the files'
+    tightBounds (stats.tight_bounds).
 
     Raises NotNullViolationError, before any file reaches the table, when a ``not_null`` column
     received a null."""
     if object_files.is_s3(root):
         return _write_s3(df, root, partition_columns, leaves, data_change, not_null,
-                         writer_options)  # fmt: skip
+                         writer_options, tight)  # fmt: skip
     table_directory(root)
     safe_directory(root, [STAGING_DIR])
     staging = os.path.join(root, STAGING_DIR, str(uuid.uuid4()))
@@ -281,7 +286,7 @@ def write_files(
     try:
         writer.save(staging)
         found = _staged(staging, root, partition_columns)
-        adds, nulls = _adds(found, partition_columns, leaves, data_change)
+        adds, nulls = _adds(found, partition_columns, leaves, data_change, tight=tight)
         _check_not_null(nulls, not_null, root)
         for file in found:
             *directories, name = file.final.split("/")

@@ -85,6 +85,9 @@ def _parquet_option(name: str, value: Any) -> str:
     return str(text)
 
 
+PARTITION_OVERWRITE_MODE = "spark.sql.sources.partitionOverwriteMode"
+
+
 @dataclass(frozen=True)
 class WriteOptions:
     """The DataFrameWriter options delta-spark reads (DeltaOptions), keys case-insensitive."""
@@ -151,6 +154,17 @@ def save_mode(mode: str) -> str:
     return resolved
 
 
+def dynamic_mode_recorded(spark: SparkSession, opts: WriteOptions) -> bool:
+    """Whether a WRITE records ``isDynamicPartitionOverwrite``: its partition-overwrite mode
+    (the option, else the session's ``spark.sql.sources.partitionOverwriteMode``) is dynamic.
+    Live delta-spark 4.4.0 records it so in any save mode (an append too), on an unpartitioned
+    table and beside replaceWhere, where the mode changes nothing
+    (:func:`dynamic_partition_overwrite` says when it does)."""
+    if opts.dynamic_partition_overwrite is not None:
+        return opts.dynamic_partition_overwrite
+    return str(spark.conf.get(PARTITION_OVERWRITE_MODE, "static")).lower() == "dynamic"
+
+
 def dynamic_partition_overwrite(
     spark: SparkSession, opts: WriteOptions, mode: str, table: str
 ) -> bool:
@@ -160,7 +174,7 @@ def dynamic_partition_overwrite(
     overwriteSchema."""
     dynamic = opts.dynamic_partition_overwrite
     if dynamic is None:
-        conf = spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+        conf = spark.conf.get(PARTITION_OVERWRITE_MODE, "static")
         dynamic = str(conf).lower() == "dynamic"
     elif dynamic and opts.replace_where is not None:
         raise ReplaceWhereWithDynamicPartitionOverwriteError(

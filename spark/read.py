@@ -160,17 +160,19 @@ def _drop_deleted_rows(
     return with_index.join(marked, ["__key", "__row"], "left_anti").drop("__row")
 
 
-def parse_timestamp(spark: SparkSession | None, text: str) -> int:
+def parse_timestamp(spark: SparkSession | None, text: str, zone: str | None = None) -> int:
     """A timestamp string as delta-spark's ``timestampAsOf``/``restoreToTimestamp`` take it
     (``2026-11-01 10:00:00``, ``2026-11-01``, ISO 8601 with an offset) in ms since the epoch; a
-    time without offset is in the session time zone (``spark.sql.session.timeZone``)."""
+    time without offset is in the session time zone (``spark.sql.session.timeZone``; ``zone``
+    where the caller has no session but was told it, else UTC)."""
     try:
         moment = dt.datetime.fromisoformat(str(text).strip())
     except ValueError:
         raise InvalidOptionError(f"{text!r} is not a timestamp") from None
     if moment.tzinfo is None:
-        zone = "UTC" if spark is None else spark.conf.get("spark.sql.session.timeZone", "UTC")
-        moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(str(zone)))
+        if spark is not None:
+            zone = spark.conf.get("spark.sql.session.timeZone", "UTC")
+        moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(str(zone or "UTC")))
     return (moment - _EPOCH) // dt.timedelta(milliseconds=1)
 
 

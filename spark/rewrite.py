@@ -8,6 +8,7 @@ scan, and rewrites only those.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Sequence
 
@@ -89,12 +90,28 @@ def touched(
     return [f for f in files if f.path in hit]
 
 
+def record_count_stats(text: str | None) -> str:
+    """A file's stats cut to ``numRecords``, as delta-spark lists the files a command removes
+    whole (filterFiles keeping the record count): ``{}`` where the file has no count."""
+    count = stats.num_records(text)
+    return json.dumps({} if count is None else {"numRecords": count}, separators=(",", ":"))
+
+
 def remove(
-    add: AddFile, timestamp: int, *, data_change: bool = True, with_stats: bool = False
+    add: AddFile,
+    timestamp: int,
+    *,
+    data_change: bool = True,
+    with_stats: bool = False,
+    whole_stats: bool = False,
 ) -> RemoveFile:
-    """The tombstone delta-spark writes for a live file (AddFile.removeWithTimestamp); its
-    DELETE of whole files, MERGE and OPTIMIZE keep the file's stats; WRITE, UPDATE and a DELETE
-    that rewrites files do not (the fixtures, and live delta-spark 4.4.0)."""
+    """The tombstone delta-spark writes for a live file (AddFile.removeWithTimestamp), with the
+    stats live delta-spark 4.4.0 gives it: ``with_stats``, the file's ``numRecords`` alone (a
+    command that removes files as its snapshot lists them: a DELETE of whole files, a
+    replaceWhere over partitions, MERGE, OPTIMIZE, a file whose deletion vector changes);
+    ``whole_stats``, all of them (RESTORE); neither, none (WRITE, UPDATE, a DELETE that
+    rewrites files: the files it scanned)."""
+    kept = add.stats if whole_stats else record_count_stats(add.stats) if with_stats else None
     return RemoveFile(
         path=add.path,
         deletion_timestamp=timestamp,
@@ -102,7 +119,7 @@ def remove(
         extended_file_metadata=True,
         partition_values=add.partition_values,
         size=add.size,
-        stats=add.stats if with_stats else None,
+        stats=kept,
         tags=add.tags,
         deletion_vector=add.deletion_vector,
         base_row_id=add.base_row_id,
@@ -126,7 +143,12 @@ def rewrite_without(
     rest = scan(spark, root, snapshot, hit).where(~matches(sql))
     leaves = stats.indexed_leaves(table, metadata.partition_columns, metadata.configuration)
     written = files.write_files(
-        rest, root, metadata.partition_columns, leaves, data_change=data_change
+        rest,
+        root,
+        metadata.partition_columns,
+        leaves,
+        data_change=data_change,
+        tight=stats.tight_bounds(snapshot.protocol),
     )
     return non_empty(written.adds, root)
 

@@ -30,7 +30,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from ..impl import codec
+from ..impl.actions import Protocol
 from ..impl.codec.java_text import java_floating
+from ..impl.table import features
 
 STRING_PREFIX = 32
 _ELIGIBLE = {"byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz", "string"}
@@ -145,10 +147,21 @@ def _chunk_statistics(metadata: pq.FileMetaData) -> dict[tuple[str, ...], list[A
     return chunks
 
 
+def tight_bounds(protocol: Protocol | None) -> bool | None:
+    """The ``tightBounds`` a newly written file's stats carry: true where the table's protocol
+    supports deletion vectors (delta-spark 4.4.0 puts it in the stats of every file it writes
+    there, as a file just written holds exactly its rows), else left out (None)."""
+    supported = protocol is not None and "deletionVectors" in features.features(protocol)
+    return True if supported else None
+
+
 def file_stats(
-    metadata: pq.FileMetaData, leaves: list[tuple[tuple[str, ...], Any]]
+    metadata: pq.FileMetaData,
+    leaves: list[tuple[tuple[str, ...], Any]],
+    tight: bool | None = None,
 ) -> tuple[str, dict[str, int]]:
-    """The stats JSON for one file, and the null count of every top-level primitive column."""
+    """The stats JSON for one file (``tight``: its tightBounds, :func:`tight_bounds`), and the
+    null count of every top-level primitive column."""
     chunks = _chunk_statistics(metadata)
     floating = (metadata.created_by or "").startswith(NAN_ORDERING_WRITER)
     minimum: dict[str, Any] = {}
@@ -179,7 +192,7 @@ def file_stats(
         _nest(minimum, path, low)
         if high is not None:
             _nest(maximum, path, high)
-    text = codec.encode_stats(metadata.num_rows, minimum, maximum, nulls)
+    text = codec.encode_stats(metadata.num_rows, minimum, maximum, nulls, tight)
     return text, null_counts
 
 

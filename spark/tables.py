@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -358,17 +358,18 @@ def _legacy_features(writer_version: int) -> set[str]:
 @dataclass
 @facade
 class DeltaMergeBuilder:
-    """delta-spark's merge builder: ``when...`` clauses in order, then ``execute()``."""
+    """delta-spark's merge builder: ``when...`` clauses in order, then ``execute()``. Each
+    ``when...`` gives a new builder and leaves this one as it was (as delta-spark's, whose
+    DeltaMergeBuilder adds a clause to a copy), so one builder can start several MERGEs."""
 
     table: DeltaTable
     source: DataFrame
     condition: str
     frame: DataFrame  # target and source, aliased: what Column conditions resolve against
-    clauses: list[MergeClause] = field(default_factory=list)
+    clauses: tuple[MergeClause, ...] = ()
 
     def _add(self, clause: MergeClause) -> DeltaMergeBuilder:
-        self.clauses.append(clause)
-        return self
+        return replace(self, clauses=(*self.clauses, clause))
 
     def _when(self, condition: Condition | None) -> str | None:
         return None if condition is None else sql_of(condition, self.frame)

@@ -38,7 +38,7 @@ from .errors import (
     NotNullViolationError,
 )
 from .metadata_plan import plan_metadata, resolve_partitioning
-from .options import WriteOptions, dynamic_partition_overwrite, save_mode
+from .options import WriteOptions, dynamic_mode_recorded, dynamic_partition_overwrite, save_mode
 from .overwrite import (
     overwrite_removes,
     replace_where_condition,
@@ -117,10 +117,11 @@ def write_data(
     *,
     data_change: bool = True,
     writer_options: Mapping[str, str] | None = None,
+    protocol: Protocol | None = None,
 ) -> list[AddFile]:
-    """``df`` (in table column order) written as data files of the table with ``metadata``
-    (files.write_files: statistics of the indexed columns, NOT NULL checked); empty files are
-    dropped."""
+    """``df`` (in table column order) written as data files of the table with ``metadata`` and
+    ``protocol`` (files.write_files: statistics of the indexed columns, tightBounds where the
+    protocol has deletion vectors, NOT NULL checked); empty files are dropped."""
     table = schemas.parse(metadata.schema_string)
     columns = metadata.partition_columns
     written = files.write_files(
@@ -131,6 +132,7 @@ def write_data(
         data_change=data_change,
         not_null=schemas.not_null_columns(table),
         writer_options=writer_options,
+        tight=stats.tight_bounds(protocol),
     )
     return rewrite.non_empty(written.adds, root)
 
@@ -190,8 +192,14 @@ def write_delta(
     _check_constraints(data, plan.final, schemas.not_null_columns(plan.schema), root)
     if condition is not None:
         require_rows_inside(data, condition, columns, root)
+    protocol = dvs.written_protocol(txn.snapshot, plan.final.configuration)
     adds = write_data(
-        data, root, plan.final, data_change=opts.data_change, writer_options=opts.parquet
+        data,
+        root,
+        plan.final,
+        data_change=opts.data_change,
+        writer_options=opts.parquet,
+        protocol=protocol,
     )
     rows = sum(stats.num_records(a.stats) or 0 for a in adds)
     removes: list[RemoveFile] = []
@@ -209,7 +217,7 @@ def write_delta(
         now,
         rows,
         before_commit,
-        dynamic=bool(dynamic and columns),
+        dynamic=dynamic_mode_recorded(spark, opts),
     )
 
 
@@ -251,9 +259,9 @@ def commit_write(
         "numOutputRows": str(num_output_rows),
         "numOutputBytes": str(sum(a.size for a in adds)),
     }
+    if dynamic:  # the mode, as recorded in any save mode (options.dynamic_mode_recorded)
+        parameters["isDynamicPartitionOverwrite"] = True
     if save_mode == "Overwrite" and txn.read_version >= 0:  # as delta-spark 4.4.0 records it
-        if dynamic:
-            parameters["isDynamicPartitionOverwrite"] = True
         metrics["numRemovedFiles"] = str(len(removes))
         metrics["numRemovedBytes"] = str(sum(r.size or 0 for r in removes))
     operation = Operation(

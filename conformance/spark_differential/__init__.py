@@ -4,10 +4,13 @@
 and delta-spark's hand-driven loser live in ``conformance/engines`` (the shared ``spark_api``,
 each engine's ``spark_api``, ``deltaspark/loser``); only ``engines/deltaspark`` drives delta-spark.
 
-Each script runs once per engine into its own table; then the rows (each engine reading its own
-table *and* the other's), the log's shape per version (operation, parameters with expression ids
-stripped, the kinds of actions with their dataChange flags and partition values, the blind-append
-flag) and the commitInfo metric names are compared (``compare``). Interleaved operations
+Each script runs once per engine into its own table (some under other session settings, set
+for the script and put back after: ``scripts.session_conf``); then the rows (each engine reading
+its own table *and* the other's), what the script observed and every commit of every table it
+left are compared (``compare``): each action with what legitimately differs between two writers
+taken out (``commits``: file names, sizes, times, ids), so file actions with their statistics and
+deletion vectors, tombstones, metaData, protocol and commitInfo with its parameters and metric
+values. Interleaved operations
 (``conflicts``) race our operation with ``withCommitHook`` and delta-spark's through a hand-driven
 transaction recording the same reads, and compare the outcomes.
 

@@ -15,9 +15,12 @@ differential's source, the delta-spark jars and pyspark are. So it is recorded o
 
 A process is told by one environment variable, ``DELTASPEC_SPARK_REFERENCE=MODE:DIR`` (MODE
 ``record``, ``replay`` or ``auto``), which wins over the default. An entry is keyed by the
-differential's own source (scripts, comparison, conflict cases, and the engines and hand-driven
-loser they run on, in ``engines``), the delta-spark jars and the pyspark version, so a change
-to any of them misses the cache and is recorded anew.
+differential's own source (scripts, conflict cases, and the engines and hand-driven loser they
+run on, in ``engines``), the delta-spark jars and the pyspark version, so a change to any of
+them misses the cache and is recorded anew. The comparison (compare.py, commits.py) is not in
+the key: a script's recording is what the script observed, the rows delta-spark read and the
+tables it wrote, and every run reads the logs it compares from those tables, so comparing more
+(or less) of a commit replays the same recording.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ FOLDER = "spark-reference"
 """Under the engines cache (``$DELTASPEC_CACHE``)."""
 _SOURCES = (
     "spark_differential/scripts.py",
-    "spark_differential/compare.py",
     "spark_differential/conflicts.py",
     "spark_differential/reference.py",
     "engines/spark_api.py",
@@ -49,8 +51,9 @@ _SOURCES = (
     "engines/deltaspark/loser.py",
     "engines/deltaspark/jvm.py",
 )
-"""The differential's source, relative to the conformance package: its scripts, comparison and
-conflict cases, and the engines and the hand-driven loser they run on (conformance/engines)."""
+"""The differential's source, relative to the conformance package: its scripts, the recording
+itself and the conflict cases, and the engines and the hand-driven loser they run on
+(conformance/engines)."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,44 @@ def frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str = SCHEMA
     return spark.createDataFrame(rows, schema).coalesce(1)
 
 
+def table_rows(df: DataFrame) -> list[tuple[Any, ...]]:
+    """A table's rows as compared (and recorded): tuples, in a stable order."""
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
 def stamp(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """``settings`` on the session for the block, then each put back as it was (unset where it
+    was not set): both engines run on one session, and no script leaks a setting into another."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+PARTITION_OVERWRITE_MODE = "spark.sql.sources.partitionOverwriteMode"
+SESSION_DYNAMIC = {PARTITION_OVERWRITE_MODE: "dynamic"}
+"""The session's dynamic partition-overwrite mode (the writer option is not set)."""
+SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+
+
+def commit_moment(spark: SparkSession, e: Engine, root: str, version: int) -> str:
+    """The time of commit ``version`` as a user copies it from history(): a string without an
+    offset, in the session time zone (``date_format`` prints it there)."""
+    history = e.table.forPath(spark, root).history().where(f"version = {version}")
+    moment = history.selectExpr("date_format(timestamp, 'yyyy-MM-dd HH:mm:ss.SSS')")
+    return str(moment.collect()[0][0])
 
 
 def create_append(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
@@ -80,6 +117,11 @@ def replace_where(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     )
     writer = e.write(frame(spark, [(5, "a", "new")])).mode("overwrite")
     writer.option("replaceWhere", "p = 'a'").save(root)
+    # the session's dynamic mode does not apply to replaceWhere: both partitions it names go,
+    # although the data has rows of one only
+    with session_conf(spark, SESSION_DYNAMIC):
+        writer = e.write(frame(spark, [(6, "a", "dyn")])).mode("overwrite")
+        writer.option("replaceWhere", "p = 'a' OR p = 'b'").save(root)
     return {}
 
 
@@ -88,6 +130,13 @@ def dynamic_partition_overwrite(spark: SparkSession, e: Engine, root: str) -> di
     e.partitioned(e.write(frame(spark, rows)).mode("append"), "p").save(root)
     writer = e.write(frame(spark, [(5, "a", "new"), (6, None, "null")])).mode("overwrite")
     writer.option("partitionOverwriteMode", "dynamic").save(root)
+    # the session's mode, no option: a partitioned table keeps the partitions not written, an
+    # unpartitioned one (a sibling table, compared too) is overwritten whole
+    with session_conf(spark, SESSION_DYNAMIC):
+        e.write(frame(spark, [(7, "b", "session")])).mode("overwrite").save(root)
+        flat = str(Path(root).parent / "unpartitioned")
+        e.write(frame(spark, [(1, "a", "x"), (2, "b", "y")])).mode("append").save(flat)
+        e.write(frame(spark, [(8, "c", "session")])).mode("overwrite").save(flat)
     return {}
 
 
@@ -231,6 +280,9 @@ def restore(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     table = e.table.forPath(spark, root)
     table.delete("id = 1")
     table.restoreToVersion(1)
+    # with the session in UTC: in America/Los_Angeles delta-spark 4.4.0 resolves this string to
+    # a later version than it names (the zone applied twice), where its timestampAsOf reads the
+    # same string right; time_travel tests the session's zone
     first = table.history().where("version = 0").collect()[0]["timestamp"]
     table.restoreToTimestamp(stamp(first))
     return {"after": sorted(map(tuple, e.read(spark, root).collect()))}
@@ -343,6 +395,29 @@ def error_catching(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
         "vacuum": _caught(lambda: table.vacuum(0)),
         "update column": _caught(lambda: table.update("id = 1", {"nope": "'x'"})),
         "merge twice": _caught(merge.execute),
+        **merge_cardinality(spark, table),
+    }
+
+
+def merge_cardinality(spark: SparkSession, table: Any) -> dict[str, Any]:
+    """A MERGE whose target row ``id = 1`` two source rows match is ambiguous, whatever its
+    clauses' conditions say of the pair, unless its only WHEN MATCHED clause is one
+    unconditional DELETE (inserts beside it too): then it deletes the row (it runs last)."""
+    source = frame(spark, [(1, "a", "s1"), (1, "a", "s2"), (2, "b", "s3")])
+    merge = table.alias("t").merge(source.alias("s"), "t.id = s.id")
+    return {
+        "twice, conditional delete": _caught(
+            merge.whenMatchedDelete(condition="s.v = 's1'").execute
+        ),
+        "twice, delete no pair holds": _caught(
+            merge.whenMatchedDelete(condition="s.v = 'none'").execute
+        ),
+        "twice, delete then update": _caught(
+            merge.whenMatchedDelete(condition="s.v = 's1'").whenMatchedUpdateAll().execute
+        ),
+        "twice, unconditional delete and insert": _caught(
+            merge.whenMatchedDelete().whenNotMatchedInsertAll().execute
+        ),
     }
 
 
@@ -351,9 +426,14 @@ def time_travel(spark: SparkSession, e: Engine, root: str) -> dict[str, Any]:
     e.write(frame(spark, [(2, "b", "y")])).mode("append").save(root)
     e.table.forPath(spark, root).delete("id = 1")
     moment = e.table.forPath(spark, root).history().where("version = 1").collect()[0]["timestamp"]
+    # in a half-hour zone, without offset: the session's time zone, not UTC
+    with session_conf(spark, {SESSION_TIME_ZONE: "Asia/Kolkata"}):
+        local = commit_moment(spark, e, root, 1)
+        at_local = sorted(map(tuple, e.read(spark, root, timestampAsOf=local).collect()))
     return {
         "v0": sorted(map(tuple, e.read(spark, root, versionAsOf=0).collect())),
         "at v1": sorted(map(tuple, e.read(spark, root, timestampAsOf=stamp(moment)).collect())),
+        "at v1, Asia/Kolkata": at_local,
     }
 
 

@@ -37,6 +37,10 @@ public final class DeltaspecSource
         DataSourceRegister {
   public static final String NAME = "deltaspec";
   public static final String PYTHON_SOURCE = "deltaspec_python";
+  /** The read option carrying the session's time zone to the Python source. */
+  public static final String SESSION_TIME_ZONE = "__session_time_zone";
+
+  private static final String SESSION_TIME_ZONE_CONF = "spark.sql.session.timeZone";
 
   private static volatile DeltaspecCallback python;
 
@@ -93,6 +97,9 @@ public final class DeltaspecSource
       scala.collection.immutable.Map<String, String> parameters,
       StructType schema) {
     Map<String, String> options = options(parameters);
+    // the Python source resolves timestampAsOf where no session is at hand: a time without an
+    // offset is in the session's time zone, which it is told here
+    options.put(SESSION_TIME_ZONE, sqlContext.sparkSession().conf().get(SESSION_TIME_ZONE_CONF));
     raiseIfAny(python().checkRead(options));
     DataFrameReader reader = sqlContext.sparkSession().read().format(PYTHON_SOURCE);
     if (schema != null) {

@@ -205,6 +205,7 @@ def compact(
         return CompactionResult(root, None)
     compacted = [f for files in groups for f in files]
     data = _compacted_rows(spark, root, snapshot, groups, (target_file_bytes, target_files))
+    # no protocol (so no tightBounds) yet: catalog mutant compaction-adds-change-data needs the line
     adds = write_data(data, root, snapshot.metadata, data_change=False)
     now = txn.clock()
     removes = [rewrite.remove(f, now, data_change=False, with_stats=True) for f in compacted]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
+from ...impl.actions import AddFile
 from ...impl.txn.transaction import OptimisticTransaction
 from .. import deletion_vectors as dvs
 from .. import rewrite, stats
@@ -39,8 +40,15 @@ def delete(
     read = read_condition(spark, txn, condition)
     parsed = read.condition
     rewritten = False  # delta-spark's rewrite path tombstones scanned files, which carry no stats
-    if parsed is None or (parsed.exact and parsed.only_over(snapshot.metadata.partition_columns)):
-        gone, kept = read.files, []  # whole files, no rewrite (metadata-only delete)
+    partition_columns = snapshot.metadata.partition_columns
+    kept: list[AddFile] = []
+    if parsed is None or (parsed.exact and parsed.only_over(partition_columns)):
+        gone = read.files  # whole files, no rewrite (metadata-only delete)
+    elif parsed.only_over(partition_columns):
+        # over partition values only, but not all of it for the skipping to evaluate (a function
+        # call): every row of a file agrees on it, so the files it holds for go whole, as
+        # delta-spark's metadata-only delete removes them
+        gone = rewrite.touched(spark, root, snapshot, read.files, parsed.sql)
     elif dvs.enabled(snapshot):
         return _delete_by_vectors(spark, txn, read, parsed.sql, now, before_commit)
     else:

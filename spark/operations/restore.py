@@ -73,7 +73,7 @@ def restore(
     # as delta-spark: the target's metadata, and the protocol, never downgraded
     newer = target.protocol if _rank(target.protocol) > _rank(current.protocol) else None
     actions: list[Action] = [target.metadata, newer or current.protocol]
-    actions.extend(rewrite.remove(f, now, with_stats=True) for f in gone)
+    actions.extend(rewrite.remove(f, now, whole_stats=True) for f in gone)
     actions.extend(restored)
     metrics = {
         "numRestoredFiles": str(len(restored)),

@@ -120,7 +120,8 @@ def update(
     adds: list[AddFile] = []
     if hit:
         scanned = scan(spark, root, snapshot, hit)
-        adds = write_data(_updated(scanned, snapshot, targets, matched), root, snapshot.metadata)
+        updated_rows = _updated(scanned, snapshot, targets, matched)
+        adds = write_data(updated_rows, root, snapshot.metadata, protocol=snapshot.protocol)
     removes = [rewrite.remove(f, now) for f in hit]
     if updated is None:  # a file without numRecords: the rows counted
         updated = scan(spark, root, snapshot, hit).count() if hit else 0
@@ -145,7 +146,10 @@ def _update_by_vectors(
     and written, updated, to new files."""
     matching = scan(spark, root, snapshot, hit).where(matched)
     written = write_data(
-        _updated(matching, snapshot, targets, F.lit(True)), root, snapshot.metadata
+        _updated(matching, snapshot, targets, F.lit(True)),
+        root,
+        snapshot.metadata,
+        protocol=snapshot.protocol,
     )
     changes = dvs.mark_deleted(root, hit, dvs.marked_rows(spark, root, snapshot, hit, matched), now)
     adds = [*changes.adds, *written]

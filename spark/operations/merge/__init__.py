@@ -62,7 +62,7 @@ def merge(
     counts = dict.fromkeys(MERGE_ROW_COUNTS, 0)
     if (kinds.matched or kinds.by_source) and read:
         hit, counts = touched_files(frames, kinds, read, root)
-    written = write_rows(frames, kinds, read, hit, root, snapshot.metadata)
+    written = write_rows(frames, kinds, read, hit, root, snapshot)
     metrics = merge_metrics(frames, hit, written, counts, source.count())
     removes, adds, metrics = file_actions(frames, hit, written, metrics, root, now)
     parameters = kinds.parameters(spark, parsed)

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from ....impl.actions import AddFile, Metadata, RemoveFile
+from ....impl.actions import AddFile, RemoveFile
+from ....impl.snapshot.state import Snapshot
 from ... import deletion_vectors as dvs
 from ... import rewrite
 from ...read import FILE_COLUMN, ROW_INDEX_COLUMN
@@ -101,7 +102,7 @@ def write_rows(
     read: Sequence[AddFile],
     hit: Sequence[AddFile],
     root: str,
-    metadata: Metadata,
+    snapshot: Snapshot,
 ) -> list[AddFile]:
     """The new files: the ``hit`` files' rows after the clauses and the inserted rows, written
     in one write (with deletion vectors, ``frames.marked`` filled with the changed rows)."""
@@ -109,7 +110,9 @@ def write_rows(
     inserts = _inserted(frames, clauses, read, hit)
     if inserts is not None:
         output = inserts if output is None else output.unionByName(inserts)
-    return [] if output is None else write_data(output, root, metadata)
+    if output is None:
+        return []
+    return write_data(output, root, snapshot.metadata, protocol=snapshot.protocol)
 
 
 def merge_metrics(
