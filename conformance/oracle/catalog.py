@@ -831,15 +831,16 @@ FRESH_BATCH: tuple[Mutant, ...] = (
        "vectors", function="txn.transaction:OptimisticTransaction._commit_info"),
     _spark("replace-where-follows-dynamic-mode", "replaceWhere follows the session's dynamic "
            "partition-overwrite mode", "TXN.READ_PREDICATES",
-           "if opts.replace_where is not None:\n        dynamic = False", "pass",
+           "if opts.replace_where is not None:\n        dynamic = False", "pass", "spark",
            function="spark.options:dynamic_partition_overwrite"),
     _spark("timestamp-ignores-session-zone", "a timestamp without offset is read in UTC",
            "SNAPSHOT.TIME_TRAVEL",
            'moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(str(zone or "UTC")))',
-           "moment = moment.replace(tzinfo=dt.timezone.utc)", function="spark.read:parse_timestamp"),
+           "moment = moment.replace(tzinfo=dt.timezone.utc)", "spark",
+           function="spark.read:parse_timestamp"),
     _spark("dv-bounds-stay-tight", "a file given a deletion vector keeps tightBounds true",
            "DV.WRITE", 'parsed["tightBounds"] = False', 'parsed["tightBounds"] = True',
-           function="spark.deletion_vectors:loose_stats"),
+           "spark", function="spark.deletion_vectors:loose_stats"),
 )  # fmt: skip
 """A fresh batch written on 2026-12-02 (issue 55) before reading the rest of the catalog, in
 areas its earlier entries do not cover: release boundaries, the object store, v2 checkpoints'
