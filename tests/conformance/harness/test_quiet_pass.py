@@ -28,6 +28,7 @@ VERDICT_LINES = re.compile(
     r"|skipped \d+ cases:|\s+\d+  .+"  # the skipped cases, counted by reason
     r"|impl: PASS; 0 unsafe"
     r"|vectors: PASS in [\d.]+ s; impl: .*"
+    r"|judged at: \d+ release profiles \(.*\); the log on: .*"  # what the run judged
     r"|deltaspec check: PASS(?: \(fixtures skipped: .*\))? in \d+ s \(report: .*\)"
 )
 
