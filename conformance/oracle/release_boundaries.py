@@ -23,7 +23,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from deltaspec.releases_table import Behaviour, ReleaseNumber, behaviours, described_releases
+from deltaspec.releases_table import (
+    Behaviour,
+    ReleaseNumber,
+    behaviours,
+    described_releases,
+    parse_release,
+    release_text,
+)
 
 from ..engines.impl.adapter import ImplAdapter
 from ..engines.model.adapter import ModelAdapter
@@ -40,10 +47,6 @@ ENGINE_INFO = frozenset({"engineInfo", "operationParameters", "operationMetrics"
 """commitInfo fields an engine writes in its own words (the model writes none of them); whether
 every other field (isBlindAppend, isolationLevel, txnId, inCommitTimestamp, …) is written must
 agree, and the values of those both must write the same are compared by ``outcome_view``."""
-
-
-def _text(release: ReleaseNumber) -> str:
-    return ".".join(str(part) for part in release)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ def boundary_runs(vectors: Sequence[Scenario]) -> list[BoundaryRun]:
         rules = set(behaviour.rules)
         cited = [v for v in vectors if rules & set(v.rules)]
         for release in boundary_releases(behaviour):
-            text = _text(release)
+            text = release_text(release)
             runs += [BoundaryRun(replace(v, profile=text), text, name) for v in cited]
     return runs
 
@@ -137,7 +140,7 @@ def judge_boundaries(vectors: Sequence[Scenario], stop_at_first: bool = False) -
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     unwitnessed = tuple(sorted(set(behaviours()) - set(witnessed)))
-    ordered = tuple(sorted(releases, key=lambda t: tuple(map(int, t.split(".")))))
+    ordered = tuple(sorted(releases, key=parse_release))
     return BoundaryReport(runs, ordered, tuple(witnessed), unwitnessed, tuple(disagreements))
 
 

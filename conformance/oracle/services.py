@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaspec.checksum_bins import bin_boundaries
-from deltaspec.releases_table import behaviours
+from deltaspec.releases_table import behaviours, release_text
 
 from ...impl.checkpoint.contents import checkpoint_table
 from ...impl.checkpoint.write import write_checkpoint
@@ -96,7 +96,7 @@ ONE_GO_RELEASE = "3.3.2"
 """A release whose cleanup deletes nothing below ``delta.requireCheckpointProtectionBeforeVersion``
 until it can reach it in one go; the newest truncates below it in chunks
 (``checkpoint_protection_chunked_cleanup``, RETENTION.CHECKPOINT_PROTECTION)."""
-CHUNKED_SINCE = ".".join(map(str, behaviours()["checkpoint_protection_chunked_cleanup"].since))
+CHUNKED_SINCE = release_text(behaviours()["checkpoint_protection_chunked_cleanup"].since)
 """The first release that truncates in chunks: a protected table's cleanup runs there too, so a
 boundary moved to a later release is seen."""
 

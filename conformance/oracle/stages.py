@@ -25,14 +25,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deltaspec.releases_table import latest_release, parse_release
+from deltaspec.releases_table import parse_release
 from deltaspec.rules import spec_root
 
 from ...impl.log.local_store import LocalLogStore
+from ...impl.table.releases import CURRENT
 from ..corpus_run import Corpus, RunOptions, missing_prerequisite, print_report, run_suites
 from ..engines.impl.adapter import ImplAdapter, ObjectStoreImplAdapter
 from ..harness.fixtures import PINNED_MANIFEST_SHA256
-from ..harness.scenarios import load_scenarios
+from ..harness.scenarios import Scenario, load_scenarios
 from ..harness.selection import Selection
 from .differential import Divergence
 from .driver_race import StoreReplay, replay
@@ -46,9 +47,6 @@ from .store_race import race_processes
 
 if TYPE_CHECKING:
     from ..servers.serving import ObjectStoreServer
-
-
-_LATEST = ".".join(map(str, latest_release()))
 
 
 @dataclass(frozen=True)
@@ -91,12 +89,13 @@ class Stage:
 
 def _model(options: StageOptions) -> StageResult:
     result = _suites("model", ["scenarios", "logs"], options)
-    return replace(result, summary=f"{result.summary}; {_profiles(options)}")
+    written = _profiles(load_scenarios(options.scenario_dirs))
+    return replace(result, summary=f"{result.summary}; {written}")
 
 
-def _profiles(options: StageOptions) -> str:
+def _profiles(vectors: list[Scenario]) -> str:
     """The release profiles the scenario vectors are written for, each named."""
-    written = {v.profile or _LATEST for v in load_scenarios(options.scenario_dirs)}
+    written = {v.profile or CURRENT for v in vectors}
     ordered = sorted(written, key=parse_release)
     return f"scenarios written for {len(ordered)} release profiles: {', '.join(ordered)}"
 
@@ -120,8 +119,9 @@ def _vectors(options: StageOptions) -> StageResult:
 
 def _with_boundaries(result: StageResult, options: StageOptions) -> StageResult:
     """``result`` and the release boundaries judged on model and impl (release_boundaries.py)."""
-    boundaries = judge_boundaries(load_scenarios(options.scenario_dirs), options.fail_fast)
-    summary = f"{result.summary}; {_profiles(options)}; {boundaries.line()}"
+    vectors = load_scenarios(options.scenario_dirs)
+    boundaries = judge_boundaries(vectors, options.fail_fast)
+    summary = f"{result.summary}; {_profiles(vectors)}; {boundaries.line()}"
     if boundaries.disagreements:
         first = boundaries.disagreements[0]
         summary += f"; {len(boundaries.disagreements)} disagreeing: {first}"[:400]

@@ -25,6 +25,11 @@ TABLE_COLUMNS = ("releases", "isolation", "checks", "retry", "other")
 ReleaseNumber = tuple[int, int, int]
 
 
+def release_text(release: ReleaseNumber) -> str:
+    """``(3, 1, 0)`` → ``"3.1.0"``, as a vector's ``profile`` writes it."""
+    return ".".join(str(part) for part in release)
+
+
 def parse_release(text: str) -> ReleaseNumber:
     """``"3.1.0"`` (or ``"v3.1.0"``) → ``(3, 1, 0)``."""
     major, minor, patch = (int(part) for part in text.strip().lstrip("v").split("."))
