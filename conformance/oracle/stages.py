@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -287,3 +289,25 @@ def run_stage(stage: Stage, options: StageOptions) -> StageResult:
         detail = f"{type(failure).__name__}: {lines[0] if lines else ''}"[:300]
         result = StageResult(False, detail, {"error": detail})
     return replace(result, seconds=time.perf_counter() - started)
+
+
+def start_apart(stage: Stage, options: StageOptions) -> Future[StageResult]:
+    """``stage`` started now in a process of its own (spawned: a SparkSession's JVM is never
+    forked), to run beside the stages this process runs; :func:`result_apart` waits for it.
+    The Spark stage is one: its JVM and the Python stages each keep a core of a 2-core machine
+    busy (``deltaspec check``: 187 s one after the other, idle, against about 155 s beside).
+    The object-store server is not passed (it lives in this process; no such stage uses it)."""
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
+    future = pool.submit(run_stage, stage, replace(options, server=None))
+    pool.shutdown(wait=False)  # the submitted stage still runs; the pool goes when it ends
+    return future
+
+
+def result_apart(future: Future[StageResult]) -> StageResult:
+    """The result of a stage :func:`start_apart` started (waiting for it); a process that died
+    under it fails the stage, saying so."""
+    try:
+        return future.result()
+    except Exception as failure:  # BrokenProcessPool, or the result failing to unpickle
+        detail = f"its process ended without a result: {type(failure).__name__}: {failure}"
+        return StageResult(False, detail[:300], {"error": detail[:300]})

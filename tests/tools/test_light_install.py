@@ -4,6 +4,7 @@ pyspark, py4j and deltalake unimportable, and a missing extra is one friendly me
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +13,19 @@ import pytest
 
 from deltaspec.extras import install_hint, missing_extra
 
-WITHOUT_EXTRAS = """
+BLOCK_EXTRAS = """
 import sys
 class Block:
     def find_spec(self, name, path, target=None):
         if name.split(".")[0] in ("pyspark", "py4j", "deltalake"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Block())
+"""
+"""The extras made unimportable, as a ``sitecustomize`` on PYTHONPATH: in the command's process
+and in every Python process it starts (the check's Spark stage runs in one of its own)."""
+
+WITHOUT_EXTRAS = """
+import sys
 from deltaspec.cli import main
 code = main(sys.argv[1:])
 assert not [m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j", "deltalake")]
@@ -27,8 +34,15 @@ sys.exit(code)
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    site = tmp_path / "light-install-site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(BLOCK_EXTRAS, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+    }
     return subprocess.run([sys.executable, "-c", WITHOUT_EXTRAS, *args], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=600)  # fmt: skip
+                          text=True, cwd=tmp_path, timeout=600, env=env)  # fmt: skip
 
 
 @pytest.mark.parametrize("adapter", ["model", "impl"])

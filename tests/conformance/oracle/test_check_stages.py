@@ -4,6 +4,7 @@ and ``deltaspec mutants``, and the table-services stage judged by the model."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ from deltaspec.conformance.oracle.stages import (
     Stage,
     StageOptions,
     chosen,
+    result_apart,
     run_stage,
+    start_apart,
 )
 
 
@@ -28,6 +31,26 @@ def test_one_registry_names_the_stages_everywhere() -> None:
     assert STAGE_NAMES == check.STAGE_NAMES
     assert mutants.STAGES == IMPL_STAGE_NAMES
     assert STAGE_NAMES[-1] == "spark" and all(s.needs_spark == (s.name == "spark") for s in STAGES)
+
+
+def _pid_stage(options: StageOptions) -> StageResult:
+    return StageResult(True, str(os.getpid()))
+
+
+def _dying_stage(options: StageOptions) -> StageResult:
+    os._exit(3)
+
+
+def test_a_stage_apart_runs_in_a_process_of_its_own_and_its_death_fails_it() -> None:
+    """What ``deltaspec check`` does with the Spark stage (stages.start_apart): the stage runs
+    in another process, its result comes back whole; a process that dies fails the stage."""
+    apart = Stage("pid", _pid_stage, needs_spark=True, in_quick=False)
+    result = result_apart(start_apart(apart, StageOptions()))
+    assert result.passed and result.summary.isdigit() and int(result.summary) != os.getpid()
+    assert result.seconds > 0  # timed by run_stage, in the stage's process
+    dying = Stage("dies", _dying_stage, needs_spark=True, in_quick=False)
+    died = result_apart(start_apart(dying, StageOptions()))
+    assert not died.passed and "its process ended without a result" in died.summary
 
 
 def test_quick_leaves_out_the_state_machine_and_spark() -> None:
